@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ApiKeysModule } from '../api-keys/api-keys.module';
+import { Account } from './account.entity';
+import { AccountsController } from './accounts.controller';
+import { AccountsService } from './accounts.service';
+import { OperatorBootstrap } from './operator-bootstrap';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([Account]), ApiKeysModule],
+  controllers: [AccountsController],
+  providers: [AccountsService, OperatorBootstrap],
+  exports: [AccountsService],
+})
+export class AccountsModule {}

@@ -1,0 +1,78 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { DataSource, Repository } from 'typeorm';
+import { AccountTier, AppConfigService } from '../config/app-config.service';
+import { ApiKey } from '../api-keys/api-key.entity';
+import { ApiKeysService } from '../api-keys/api-keys.service';
+import { AppException } from '../common/errors/app.exception';
+import { newId } from '../common/ids';
+import { Account } from './account.entity';
+
+/** Accounts (tenants) and the operator account (D-1, D-2). */
+@Injectable()
+export class AccountsService {
+  private readonly logger = new Logger(AccountsService.name);
+
+  constructor(
+    @InjectRepository(Account) private readonly accounts: Repository<Account>,
+    private readonly dataSource: DataSource,
+    private readonly apiKeys: ApiKeysService,
+    private readonly config: AppConfigService,
+  ) {}
+
+  /** A new account comes with its first admin key; both commit together. */
+  async create(name: string, tier?: AccountTier): Promise<{ account: Account; key: ApiKey; secret: string }> {
+    return this.dataSource.transaction(async (manager) => {
+      const account = manager.create(Account, {
+        id: newId('acc'),
+        name,
+        tier: tier ?? this.config.env.DEFAULT_ACCOUNT_TIER,
+        isOperator: false,
+        settings: {},
+      });
+      await manager.insert(Account, account);
+      const { key, secret } = await this.apiKeys.create(account.id, { name: 'First admin key', keyType: 'admin' }, manager);
+      return { account, key, secret };
+    });
+  }
+
+  list(): Promise<Account[]> {
+    return this.accounts.find({ order: { createdAt: 'ASC' } });
+  }
+
+  async get(accountId: string): Promise<Account> {
+    const account = await this.accounts.findOneBy({ id: accountId });
+    if (!account) throw AppException.notFound('Account', accountId);
+    return account;
+  }
+
+  /**
+   * Makes sure the operator account exists and holds `secret` as an admin key (BOOTSTRAP_ADMIN_KEY), or
+   * a fresh key when none is given (`npm run cli -- bootstrap`). Returns the new secret, or null when the
+   * given key was already there.
+   */
+  async bootstrapOperator(secret?: string): Promise<string | null> {
+    return this.dataSource.transaction(async (manager) => {
+      // Serialise concurrent starts of several instances.
+      await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', ['mailroom:bootstrap']);
+      let operator = await manager.findOneBy(Account, { isOperator: true });
+      if (!operator) {
+        operator = manager.create(Account, {
+          id: newId('acc'),
+          name: 'Operator',
+          tier: 'enterprise',
+          isOperator: true,
+          settings: {},
+        });
+        await manager.insert(Account, operator);
+        this.logger.log(`Created the operator account ${operator.id}`);
+      }
+      if (secret) {
+        const added = await this.apiKeys.adopt(operator.id, 'Bootstrap admin key', secret, manager);
+        return added ? secret : null;
+      }
+      const created = await this.apiKeys.create(operator.id, { name: 'Operator admin key', keyType: 'admin' }, manager);
+      return created.secret;
+    });
+  }
+}

@@ -1,0 +1,55 @@
+import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Account } from '../accounts/account.entity';
+import type { KeyRestrictions } from '../common/auth/auth-context';
+import type { KeyType, Permission } from '../common/auth/permissions';
+
+/** An API key. Only the sha256 of the secret is stored (D-4). */
+@Entity('api_keys')
+export class ApiKey {
+  @PrimaryColumn({ type: 'varchar', length: 40 })
+  id: string;
+
+  @Index()
+  @Column({ type: 'varchar', length: 40 })
+  accountId: string;
+
+  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'account_id' })
+  account?: Account;
+
+  @Column({ type: 'varchar', length: 200 })
+  name: string;
+
+  @Column({ type: 'varchar', length: 10 })
+  keyType: KeyType;
+
+  @Index({ unique: true })
+  @Column({ type: 'char', length: 64 })
+  keyHash: string;
+
+  /** Masked form for listings: `svc_sk_admin_…9f3a`. */
+  @Column({ type: 'varchar', length: 64 })
+  keyPreview: string;
+
+  @Column({ type: 'varchar', length: 253, nullable: true })
+  domainScope: string | null;
+
+  @Column({ type: 'text', array: true })
+  permissions: Permission[];
+
+  /** Requests per hour. */
+  @Column({ type: 'integer' })
+  rateLimit: number;
+
+  @Column({ type: 'jsonb', default: () => "'{}'::jsonb" })
+  restrictions: KeyRestrictions;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  expiresAt: Date | null;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  lastUsedAt: Date | null;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+}

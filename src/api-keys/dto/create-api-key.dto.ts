@@ -1,0 +1,130 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsFQDN,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsOptional,
+  IsString,
+  Length,
+  Max,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { KEY_TYPES, KeyType, PERMISSIONS } from '../../common/auth/permissions';
+
+export class KeyRestrictionsDto {
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['203.0.113.7', '2001:db8::/32', '10.0.0.0/8'],
+    description: 'Only these client addresses (IPv4/IPv6 or CIDR) may use the key; others get 403 IP_NOT_ALLOWED.',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  ip_whitelist?: string[];
+
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['example.com'],
+    description:
+      'The request Origin/Referer host (forms) or the `from` domain (email) must be one of these or a subdomain.',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsFQDN({ require_tld: false }, { each: true, message: 'each value in domain_restrictions must be a domain name' })
+  domain_restrictions?: string[];
+
+  @ApiPropertyOptional({ example: 500, description: 'Requests per hour; replaces the key’s rateLimit.' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(100_000_000)
+  rate_limit?: number;
+
+  @ApiPropertyOptional({ example: 30, description: 'Requests per minute.' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  burst_limit?: number;
+
+  @ApiPropertyOptional({
+    example: '2027-01-01T00:00:00Z',
+    description: 'After this instant the key answers 401 AUTH_KEY_EXPIRED.',
+  })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  expires_at?: string;
+}
+
+export class CreateApiKeyDto {
+  @ApiProperty({ example: 'Production backend', maxLength: 200 })
+  @IsString()
+  @Length(1, 200)
+  name: string;
+
+  @ApiProperty({ enum: KEY_TYPES, example: 'usage' })
+  @IsIn(KEY_TYPES)
+  keyType: KeyType;
+
+  @ApiPropertyOptional({ example: 1000, description: 'Requests per hour. Default 1000 (admin, usage) or 100 (public).' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(100_000_000)
+  rateLimit?: number;
+
+  @ApiPropertyOptional({ example: 'example.com', description: 'Required for public keys: the only domain the key works for.' })
+  @IsOptional()
+  @IsFQDN({ require_tld: false }, { message: 'domainScope must be a domain name' })
+  domainScope?: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['email.send', 'templates.read'],
+    description:
+      `Default: everything the key type may hold. Vocabulary: ${PERMISSIONS.join(', ')}. ` +
+      'Aliases: forms:send, forms, domains, analytics.',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  permissions?: string[];
+
+  @ApiPropertyOptional({ type: KeyRestrictionsDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => KeyRestrictionsDto)
+  restrictions?: KeyRestrictionsDto;
+}
+
+export class CreateAuthKeyDto {
+  @ApiProperty({ example: 'CI pipeline' })
+  @IsString()
+  @Length(1, 200)
+  name: string;
+
+  @ApiProperty({
+    type: [String],
+    example: ['email.send'],
+    description: 'The key type is inferred: usage, unless a permission needs an admin key (D-9).',
+  })
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  permissions: string[];
+}
+
+export class ListApiKeysQueryDto {
+  @ApiPropertyOptional({ enum: KEY_TYPES, description: 'Only keys of this type' })
+  @IsOptional()
+  @IsIn(KEY_TYPES)
+  keyType?: KeyType;
+}

@@ -1,0 +1,36 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { LoggerModule } from 'nestjs-pino';
+import { AccountsModule } from './accounts/accounts.module';
+import { ApiKeysModule } from './api-keys/api-keys.module';
+import { AuthModule } from './common/auth/auth.module';
+import { loggerOptions } from './common/http/logger.options';
+import { AppConfigService } from './config/app-config.service';
+import { ConfigModule } from './config/config.module';
+import { DatabaseModule } from './database/database.module';
+import { HealthModule } from './health/health.module';
+import { QueueModule } from './queue/queue.module';
+import { RedisModule } from './redis/redis.module';
+
+export interface AppModuleOptions {
+  config: AppConfigService;
+}
+
+@Module({})
+export class AppModule {
+  static forRoot(options: AppModuleOptions): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(options.config),
+        LoggerModule.forRootAsync({ inject: [AppConfigService], useFactory: loggerOptions }),
+        DatabaseModule,
+        RedisModule,
+        QueueModule,
+        AuthModule,
+        HealthModule,
+        AccountsModule,
+        ApiKeysModule,
+      ],
+    };
+  }
+}

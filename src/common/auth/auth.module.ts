@@ -1,0 +1,12 @@
+import { Global, Module } from '@nestjs/common';
+import { APP_GUARD, DiscoveryModule } from '@nestjs/core';
+import { ApiKeysModule } from '../../api-keys/api-keys.module';
+import { ApiKeyGuard } from './api-key.guard';
+import { AuthRoutesCheck } from './auth-routes.check';
+
+@Global()
+@Module({
+  imports: [DiscoveryModule, ApiKeysModule],
+  providers: [{ provide: APP_GUARD, useClass: ApiKeyGuard }, AuthRoutesCheck],
+})
+export class AuthModule {}

@@ -1,0 +1,76 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import { ThrottlerException } from '@nestjs/throttler';
+import type { Request, Response } from 'express';
+import { AppConfigService } from '../../config/app-config.service';
+import { AppException } from './app.exception';
+import { ErrorCode } from './error-code';
+
+const STATUS_CODES: Partial<Record<number, ErrorCode>> = {
+  [HttpStatus.BAD_REQUEST]: ErrorCode.ValidationFailed,
+  [HttpStatus.UNAUTHORIZED]: ErrorCode.AuthMissing,
+  [HttpStatus.FORBIDDEN]: ErrorCode.Forbidden,
+  [HttpStatus.NOT_FOUND]: ErrorCode.NotFound,
+  [HttpStatus.METHOD_NOT_ALLOWED]: ErrorCode.MethodNotAllowed,
+  [HttpStatus.CONFLICT]: ErrorCode.Conflict,
+  [HttpStatus.PAYLOAD_TOO_LARGE]: ErrorCode.PayloadTooLarge,
+  [HttpStatus.UNSUPPORTED_MEDIA_TYPE]: ErrorCode.UnsupportedMediaType,
+  [HttpStatus.TOO_MANY_REQUESTS]: ErrorCode.RateLimitExceeded,
+  [HttpStatus.SERVICE_UNAVAILABLE]: ErrorCode.ServiceUnavailable,
+};
+
+/** The one place every error becomes the D-10 body: ours, Nest's, body-parser's and the unknown. */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+
+  constructor(private readonly config: AppConfigService) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const response = http.getResponse<Response>();
+    const request = http.getRequest<Request>();
+    const error = this.toAppException(exception, request);
+
+    if (response.headersSent) return;
+    for (const [name, value] of Object.entries(error.headers ?? {})) response.setHeader(name, value);
+    response.status(error.status).json({
+      error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) },
+      documentation: `${this.config.publicUrl}/docs#errors`,
+    });
+  }
+
+  private toAppException(exception: unknown, request: Request): AppException {
+    if (exception instanceof AppException) return exception;
+
+    // body-parser and raw-body errors carry `type` and `status`.
+    const bodyError = exception as { type?: string; status?: number; expose?: boolean };
+    if (bodyError?.type === 'entity.parse.failed') {
+      return new AppException(ErrorCode.MalformedJson, 'The request body is not valid JSON');
+    }
+    if (bodyError?.type === 'entity.too.large' || bodyError?.status === 413) {
+      return new AppException(ErrorCode.PayloadTooLarge, 'The request body is too large');
+    }
+    if (bodyError?.expose && typeof bodyError.status === 'number' && bodyError.status < 500) {
+      return new AppException(ErrorCode.ValidationFailed, (exception as Error).message);
+    }
+
+    if (exception instanceof ThrottlerException) {
+      return new AppException(ErrorCode.RateLimitExceeded, 'Rate limit exceeded');
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const code = STATUS_CODES[status];
+      if (code && (status < 500 || status === HttpStatus.SERVICE_UNAVAILABLE)) {
+        const message =
+          status === HttpStatus.NOT_FOUND ? `No route ${request.method} ${request.path}` : exception.message;
+        return new AppException(code, message);
+      }
+    }
+
+    this.logger.error(
+      { err: exception, requestId: request.id, method: request.method, path: request.path },
+      'Unhandled error',
+    );
+    return new AppException(ErrorCode.Internal, 'Internal server error');
+  }
+}

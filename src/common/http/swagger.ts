@@ -1,0 +1,45 @@
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { ERROR_STATUS } from '../errors/error-code';
+import { ErrorBodyDto } from '../errors/error-body';
+import { AppConfigService } from '../../config/app-config.service';
+
+const errorsTable = Object.entries(ERROR_STATUS)
+  .map(([code, status]) => `| \`${code}\` | ${status} |`)
+  .join('\n');
+
+/** Swagger UI at /docs, the OpenAPI document at /docs-json. */
+export function setupSwagger(app: INestApplication, config: AppConfigService): void {
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Mailroom')
+      .setDescription(
+        [
+          'Self-hosted email sending, form submissions and forwarding.',
+          '',
+          '## Authentication',
+          `Admin and usage keys (\`${config.keyPrefix}_sk_admin_…\`, \`${config.keyPrefix}_sk_usage_…\`) go in ` +
+            '`Authorization: Bearer <key>`, `X-Api-Key` or `service-Api-Key`; public tokens ' +
+            `(\`${config.keyPrefix}_pk_…\`) in \`X-Public-Token\`. Missing or invalid credentials get 401, a valid key ` +
+            'without the permission 403.',
+          '',
+          '<a id="errors"></a>',
+          '## Errors',
+          'Every error has one body: `{"error": {"code", "message", "details"}, "documentation"}`.',
+          '',
+          '| code | status |',
+          '|---|---|',
+          errorsTable,
+        ].join('\n'),
+      )
+      .setVersion('1.0')
+      .addServer(config.publicUrl)
+      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Admin or usage key' }, 'BearerKey')
+      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'Admin or usage key' }, 'ApiKeyHeader')
+      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Public-Token', description: 'Public token' }, 'PublicToken')
+      .build(),
+    { extraModels: [ErrorBodyDto] },
+  );
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', customSiteTitle: 'Mailroom API' });
+}

@@ -1,0 +1,144 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  validateSync,
+} from 'class-validator';
+
+const toBoolean = ({ value }: { value: unknown }) =>
+  value === undefined || value === '' ? undefined : ['true', '1', 'yes'].includes(String(value).toLowerCase());
+const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
+
+/**
+ * Every environment variable Mailroom reads, with its default (D-35). Nothing outside src/config reads
+ * process.env; a bad value stops start-up with a message naming the variable.
+ */
+export class EnvSchema {
+  @IsIn(['development', 'production', 'test'])
+  NODE_ENV: 'development' | 'production' | 'test' = 'development';
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PORT = 3000;
+
+  @IsUrl({ require_tld: false, require_protocol: true })
+  PUBLIC_URL = 'http://localhost:3000';
+
+  @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
+  DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/mailroom';
+
+  @Transform(toBoolean)
+  @IsBoolean()
+  MIGRATIONS_RUN = true;
+
+  @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// URL' })
+  REDIS_URL = 'redis://127.0.0.1:6379';
+
+  /** Prefix of every Redis key and channel, so that several deployments (or test runs) share one Redis. */
+  @Matches(/^[A-Za-z0-9:_-]*$/, { message: 'REDIS_KEY_PREFIX may hold letters, digits, ":", "_" and "-"' })
+  REDIS_KEY_PREFIX = 'mailroom:';
+
+  @IsIn(['api', 'worker', 'all'])
+  APP_ROLE: 'api' | 'worker' | 'all' = 'all';
+
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL = 'info';
+
+  @IsOptional()
+  @IsString()
+  BOOTSTRAP_ADMIN_KEY?: string = undefined;
+
+  @Matches(/^[a-z][a-z0-9]{1,15}$/, { message: 'KEY_PREFIX must be 2-16 lower-case letters or digits' })
+  KEY_PREFIX = 'svc';
+
+  /** Proxies whose X-Forwarded-For is believed: Express "trust proxy" syntax (false, a hop count, or addresses/CIDRs). */
+  @IsString()
+  TRUST_PROXY = 'false';
+
+  @IsIn(['free', 'pro', 'enterprise'])
+  DEFAULT_ACCOUNT_TIER: 'free' | 'pro' | 'enterprise' = 'free';
+
+  @Transform(toBoolean)
+  @IsBoolean()
+  RATE_LIMIT_ENABLED = true;
+
+  /** Key that encrypts secrets at rest (DKIM private keys): 32 bytes as 64 hex characters or base64. */
+  @IsOptional()
+  @Matches(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=?)$/, { message: 'ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64' })
+  ENCRYPTION_KEY?: string = undefined;
+
+  @IsOptional()
+  @Matches(/^smtps?:\/\//, { message: 'SMTP_URL must be an smtp:// or smtps:// URL' })
+  SMTP_URL?: string = undefined;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  SMTP_MAX_RATE = 200;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  SMTP_POOL_SIZE = 5;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  EMAIL_WORKER_CONCURRENCY = 20;
+
+  @IsString()
+  OUTBOX_DIR = 'data/outbox';
+
+  /** Resolvers for domain verification, as host:port[,host:port]; empty means the system's. */
+  @IsOptional()
+  @Matches(/^[^,\s]+(,[^,\s]+)*$/, { message: 'DNS_SERVERS must be a comma-separated host:port list' })
+  DNS_SERVERS?: string = undefined;
+
+  @IsIn(['dns', 'skip'])
+  DOMAIN_VERIFICATION: 'dns' | 'skip' = 'dns';
+
+  @Transform(toBoolean)
+  @IsBoolean()
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS = false;
+
+  @IsOptional()
+  @IsString()
+  PROVIDER_WEBHOOK_SECRET?: string = undefined;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  INBOUND_SMTP_PORT = 2525;
+}
+
+/** The names of every variable Mailroom reads (the README's configuration table lists the same). */
+export const ENV_KEYS = Object.keys(new EnvSchema()) as (keyof EnvSchema)[];
+
+export function validateEnv(raw: Record<string, string | undefined>): EnvSchema {
+  // Only our own variables count, and an empty one means "use the default".
+  const own = Object.fromEntries(
+    ENV_KEYS.filter((key) => raw[key] !== undefined && raw[key] !== '').map((key) => [key, raw[key]]),
+  );
+  const env = plainToInstance(EnvSchema, own, { exposeDefaultValues: true });
+  const lines = validateSync(env).map((e) => `  ${e.property}: ${Object.values(e.constraints ?? {}).join('; ')}`);
+  const adminKeyShape = new RegExp(`^${env.KEY_PREFIX}_sk_admin_[0-9a-f]{64}$`);
+  if (env.BOOTSTRAP_ADMIN_KEY && !adminKeyShape.test(env.BOOTSTRAP_ADMIN_KEY)) {
+    lines.push(`  BOOTSTRAP_ADMIN_KEY: must be an admin key shaped ${env.KEY_PREFIX}_sk_admin_<64 hex characters>`);
+  }
+  if (lines.length > 0) {
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return env;
+}

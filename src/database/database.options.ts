@@ -1,0 +1,54 @@
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { SnakeNamingStrategy } from './snake-naming.strategy';
+
+/** The one description of Mailroom's database: the app, the migration runner and the TypeORM CLI use it. */
+export function databaseOptions(url: string): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url,
+    entities: [join(__dirname, '..', '**', '*.entity.{ts,js}')],
+    migrations: [join(__dirname, 'migrations', '*.{ts,js}')],
+    namingStrategy: new SnakeNamingStrategy(),
+    synchronize: false,
+    migrationsRun: false,
+    extra: { max: 20 },
+  };
+}
+
+/** Creates the database named in the URL if it does not exist yet (D-34). */
+export async function ensureDatabase(url: string): Promise<void> {
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (!rowCount) {
+      await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`).catch((err: { code?: string }) => {
+        if (err.code !== '42P04') throw err; // another instance created it meanwhile
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+const MIGRATION_LOCK = 0x6d61696c; // "mail": one migration runner at a time across instances
+
+/** Runs pending migrations under an advisory lock, so instances starting together do not race. */
+export async function runMigrations(url: string): Promise<string[]> {
+  const dataSource = new DataSource(databaseOptions(url));
+  await dataSource.initialize();
+  try {
+    await dataSource.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    return applied.map((m) => m.name);
+  } finally {
+    await dataSource.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    await dataSource.destroy();
+  }
+}

@@ -1,0 +1,24 @@
+import { BullModule } from '@nestjs/bull';
+import { Global, Module } from '@nestjs/common';
+import { AppConfigService } from '../config/app-config.service';
+import { QueueName } from './queue.constants';
+
+const queues = Object.values(QueueName).map((name) => ({ name }));
+
+/** Bull on Redis: one connection setup and the default job options, for every queue. */
+@Global()
+@Module({
+  imports: [
+    BullModule.forRootAsync({
+      inject: [AppConfigService],
+      useFactory: (config: AppConfigService) => ({
+        redis: config.env.REDIS_URL,
+        prefix: `${config.redisKeyPrefix}bull`,
+        defaultJobOptions: { removeOnComplete: 1000, removeOnFail: 5000 },
+      }),
+    }),
+    BullModule.registerQueue(...queues),
+  ],
+  exports: [BullModule],
+})
+export class QueueModule {}

@@ -1,0 +1,75 @@
+import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import Redis, { RedisOptions } from 'ioredis';
+import { AppConfigService } from '../config/app-config.service';
+
+type MessageHandler = (message: string) => void;
+
+/**
+ * The shared Redis connections: `client` for commands, one lazily made subscriber for pub/sub.
+ * Every key and channel goes through key()/channel() so deployments and test runs can share one Redis.
+ */
+@Injectable()
+export class RedisService implements OnApplicationShutdown {
+  private readonly logger = new Logger(RedisService.name);
+  readonly client: Redis;
+  private subscriber?: Redis;
+  private readonly handlers = new Map<string, MessageHandler[]>();
+
+  constructor(private readonly config: AppConfigService) {
+    this.client = this.connect('commands');
+  }
+
+  /** A new connection with Mailroom's options (Bull and the subscriber make their own). */
+  connect(name: string, options: RedisOptions = {}): Redis {
+    const connection = new Redis(this.config.env.REDIS_URL, {
+      connectionName: `mailroom:${name}`,
+      // Fail a command after one reconnect attempt instead of queueing it forever: callers answer 503.
+      maxRetriesPerRequest: 1,
+      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+      ...options,
+    });
+    connection.on('error', (err) => this.logger.warn(`Redis (${name}): ${err.message}`));
+    return connection;
+  }
+
+  key(...parts: (string | number)[]): string {
+    return this.config.redisKeyPrefix + parts.join(':');
+  }
+
+  channel(name: string): string {
+    return `${this.config.redisKeyPrefix}channel:${name}`;
+  }
+
+  async publish(name: string, message: string): Promise<void> {
+    await this.client.publish(this.channel(name), message);
+  }
+
+  /** Calls handler for every message published on the channel, by any instance. */
+  async subscribe(name: string, handler: MessageHandler): Promise<void> {
+    const channel = this.channel(name);
+    if (!this.subscriber) {
+      this.subscriber = this.connect('subscriber', { maxRetriesPerRequest: null });
+      this.subscriber.on('message', (ch: string, message: string) => {
+        for (const h of this.handlers.get(ch) ?? []) h(message);
+      });
+    }
+    const existing = this.handlers.get(channel);
+    if (existing) existing.push(handler);
+    else {
+      this.handlers.set(channel, [handler]);
+      await this.subscriber.subscribe(channel);
+    }
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      return (await this.client.ping()) === 'PONG';
+    } catch {
+      return false;
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.allSettled([this.client.quit(), this.subscriber?.quit()]);
+  }
+}

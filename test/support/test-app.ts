@@ -1,0 +1,101 @@
+import 'reflect-metadata';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Test } from '@nestjs/testing';
+import Redis from 'ioredis';
+import { Client } from 'pg';
+import request from 'supertest';
+import type TestAgent from 'supertest/lib/agent';
+import { AccountsService } from '../../src/accounts/accounts.service';
+import { AppModule } from '../../src/app.module';
+import { configureApp } from '../../src/app.setup';
+import { AppConfigService } from '../../src/config/app-config.service';
+import { deleteKeys } from './global-teardown';
+import {
+  databaseUrl,
+  redisPrefixOfRun,
+  shortRandom,
+  TEST_REDIS_URL,
+  templateDatabase,
+  testRunId,
+} from './test-env';
+
+export interface TestApp {
+  app: NestExpressApplication;
+  http: TestAgent;
+  config: AppConfigService;
+  /** An admin key of the operator account. */
+  operatorKey: string;
+  /** The environment this app was built from, to start a second instance on the same database and Redis. */
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  /** Extra environment variables (validated like the real ones). */
+  env?: Record<string, string>;
+  /** Start a second instance that shares the first one's database and Redis key space. */
+  shareWith?: TestApp;
+}
+
+/**
+ * Boots the real application against a fresh database (a copy of the migrated template) and its own Redis
+ * key space. One per e2e file; close() drops both.
+ */
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const runId = testRunId();
+  const owned = !options.shareWith;
+  let env: Record<string, string>;
+  if (options.shareWith) {
+    env = { ...options.shareWith.env, ...options.env };
+  } else {
+    const name = `mailroom_test_${runId}_${shortRandom()}`;
+    await withAdminClient((client) => client.query(`CREATE DATABASE "${name}" TEMPLATE "${templateDatabase(runId)}"`));
+    env = {
+      NODE_ENV: 'test',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      DATABASE_URL: databaseUrl(name),
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: `${redisPrefixOfRun(runId)}${shortRandom()}:`,
+      PUBLIC_URL: 'http://mailroom.test',
+      DOMAIN_VERIFICATION: 'dns',
+      ...options.env,
+    };
+  }
+
+  const config = AppConfigService.fromEnv(env);
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot({ config })] }).compile();
+  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
+  configureApp(app);
+  await app.init();
+  await app.listen(0, '127.0.0.1');
+
+  const operatorKey = (await app.get(AccountsService).bootstrapOperator()) as string;
+  return {
+    app,
+    http: request(app.getHttpServer()),
+    config,
+    operatorKey,
+    env,
+    close: async () => {
+      await app.close();
+      if (!owned) return;
+      await withAdminClient((client) => client.query(`DROP DATABASE IF EXISTS "${databaseName(env)}" WITH (FORCE)`));
+      const redis = new Redis(TEST_REDIS_URL);
+      await deleteKeys(redis, `${env.REDIS_KEY_PREFIX}*`).finally(() => redis.disconnect());
+    },
+  };
+}
+
+function databaseName(env: Record<string, string>): string {
+  return new URL(env.DATABASE_URL).pathname.slice(1);
+}
+
+async function withAdminClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: databaseUrl('postgres') });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
