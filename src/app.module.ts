@@ -3,10 +3,12 @@ import { LoggerModule } from 'nestjs-pino';
 import { AccountsModule } from './accounts/accounts.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuthModule } from './common/auth/auth.module';
+import { CryptoModule } from './common/crypto/crypto.module';
 import { loggerOptions } from './common/http/logger.options';
 import { AppConfigService } from './config/app-config.service';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { DomainsModule } from './domains/domains.module';
 import { HealthModule } from './health/health.module';
 import { QueueModule } from './queue/queue.module';
 import { RedisModule } from './redis/redis.module';
@@ -25,11 +27,13 @@ export class AppModule {
         LoggerModule.forRootAsync({ inject: [AppConfigService], useFactory: loggerOptions }),
         DatabaseModule,
         RedisModule,
+        CryptoModule,
         QueueModule,
         AuthModule,
         HealthModule,
         AccountsModule,
         ApiKeysModule,
+        DomainsModule,
       ],
     };
   }

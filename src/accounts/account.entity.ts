@@ -18,7 +18,7 @@ export class Account {
   isOperator: boolean;
 
   /** Enterprise limits and account-wide settings; empty means the plan's defaults. */
-  @Column({ type: 'jsonb', default: () => "'{}'::jsonb" })
+  @Column({ type: 'jsonb', default: {} })
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- TypeORM rejects unknown in jsonb inserts
   settings: Record<string, any>;
 

@@ -41,7 +41,7 @@ export class ApiKey {
   @Column({ type: 'integer' })
   rateLimit: number;
 
-  @Column({ type: 'jsonb', default: () => "'{}'::jsonb" })
+  @Column({ type: 'jsonb', default: {} })
   restrictions: KeyRestrictions;
 
   @Column({ type: 'timestamptz', nullable: true })

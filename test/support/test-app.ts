@@ -48,8 +48,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   if (options.shareWith) {
     env = { ...options.shareWith.env, ...options.env };
   } else {
-    const name = `mailroom_test_${runId}_${shortRandom()}`;
-    await withAdminClient((client) => client.query(`CREATE DATABASE "${name}" TEMPLATE "${templateDatabase(runId)}"`));
+    const name = await cloneTemplateDatabase();
     env = {
       NODE_ENV: 'test',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
@@ -58,6 +57,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       REDIS_KEY_PREFIX: `${redisPrefixOfRun(runId)}${shortRandom()}:`,
       PUBLIC_URL: 'http://mailroom.test',
       DOMAIN_VERIFICATION: 'dns',
+      // Endpoint limits (5/min on /admin/*) would trip ordinary suites; the rate-limit suites turn it on.
+      RATE_LIMIT_ENABLED: 'false',
       ...options.env,
     };
   }
@@ -79,11 +80,23 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     close: async () => {
       await app.close();
       if (!owned) return;
-      await withAdminClient((client) => client.query(`DROP DATABASE IF EXISTS "${databaseName(env)}" WITH (FORCE)`));
+      await dropDatabase(databaseName(env));
       const redis = new Redis(TEST_REDIS_URL);
       await deleteKeys(redis, `${env.REDIS_KEY_PREFIX}*`).finally(() => redis.disconnect());
     },
   };
+}
+
+/** A fresh, migrated database of this run (a copy of the template); dropped with the run. */
+export async function cloneTemplateDatabase(): Promise<string> {
+  const runId = testRunId();
+  const name = `mailroom_test_${runId}_${shortRandom()}`;
+  await withAdminClient((client) => client.query(`CREATE DATABASE "${name}" TEMPLATE "${templateDatabase(runId)}"`));
+  return name;
+}
+
+export async function dropDatabase(name: string): Promise<void> {
+  await withAdminClient((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
 }
 
 function databaseName(env: Record<string, string>): string {

@@ -1,0 +1,43 @@
+import { AddressInfo } from 'node:net';
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const dns2 = require('dns2');
+
+const { Packet } = dns2;
+const MAX_STRING = 255;
+
+export interface TestDnsServer {
+  /** host:port, for DNS_SERVERS. */
+  address: string;
+  /** Publishes a TXT record (replacing earlier ones of that name); long values are split into 255-byte strings. */
+  setTxt(name: string, ...values: string[]): void;
+  removeTxt(name: string): void;
+  close(): Promise<void>;
+}
+
+/** A real DNS server on loopback (UDP) answering TXT questions from a table the test controls. */
+export async function startDnsServer(): Promise<TestDnsServer> {
+  const records = new Map<string, string[]>();
+  const server = dns2.createServer({
+    udp: true,
+    handle: (request: any, send: (response: any) => void) => {
+      const response = Packet.createResponseFromRequest(request);
+      const [question] = request.questions;
+      const values = question && question.type === Packet.TYPE.TXT ? records.get(question.name.toLowerCase()) : undefined;
+      if (!values) response.header.rcode = 3; // NXDOMAIN
+      for (const value of values ?? []) {
+        const chunks: string[] = [];
+        for (let i = 0; i < value.length; i += MAX_STRING) chunks.push(value.slice(i, i + MAX_STRING));
+        response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 1, data: chunks });
+      }
+      send(response);
+    },
+  });
+  await server.listen({ udp: { port: 0, address: '127.0.0.1' } });
+  const { port } = server.addresses().udp as AddressInfo;
+  return {
+    address: `127.0.0.1:${port}`,
+    setTxt: (name, ...values) => records.set(name.toLowerCase(), values),
+    removeTxt: (name) => records.delete(name.toLowerCase()),
+    close: () => server.close(),
+  };
+}
