@@ -1,6 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
-import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
+import type { NextFunction, Request, Response } from 'express';
+import { AllExceptionsFilter, bodyParserError } from './common/errors/all-exceptions.filter';
 import { setupSwagger } from './common/http/swagger';
 import { createValidationPipe } from './common/http/validation.pipe';
 import { AppConfigService } from './config/app-config.service';
@@ -14,6 +15,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.disable('x-powered-by');
   app.useBodyParser('json', { limit: '40mb' });
   app.useBodyParser('urlencoded', { limit: '40mb', extended: true });
+  app.use((error: unknown, _request: Request, _response: Response, next: NextFunction) => next(bodyParserError(error) ?? error));
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalFilters(new AllExceptionsFilter(config));
   app.enableShutdownHooks();

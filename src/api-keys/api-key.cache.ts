@@ -104,7 +104,8 @@ export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
     };
   }
 
-  private async flushLastUsed(): Promise<void> {
+  /** Writes the batch of lastUsedAt now (also runs every few seconds and at shutdown). */
+  async flushLastUsed(): Promise<void> {
     if (this.usedKeyIds.size === 0) return;
     const ids = [...this.usedKeyIds];
     this.usedKeyIds.clear();

@@ -42,13 +42,13 @@ export class ApiKeyGuard implements CanActivate {
     if (key.expiresAt !== null && key.expiresAt <= Date.now()) {
       throw new AppException(ErrorCode.AuthKeyExpired, 'The API key has expired');
     }
+    this.keys.touch(key.keyId);
 
     this.checkRestrictions(key, request);
     this.checkAccess(key, requirement, request);
 
     const { expiresAt: _expiresAt, ipAllowed: _ipAllowed, ...auth } = key;
     request.auth = auth;
-    this.keys.touch(key.keyId);
     return true;
   }
 

@@ -18,6 +18,25 @@ const STATUS_CODES: Partial<Record<number, ErrorCode>> = {
   [HttpStatus.SERVICE_UNAVAILABLE]: ErrorCode.ServiceUnavailable,
 };
 
+/**
+ * body-parser's errors carry `type` and `status`. They must be recognised before Nest's router maps a
+ * SyntaxError into a plain BadRequestException, so app.setup.ts also calls this right after the parsers.
+ */
+export function bodyParserError(error: unknown): AppException | null {
+  const { type, status, expose } = (error ?? {}) as { type?: string; status?: number; expose?: boolean };
+  if (type === 'entity.parse.failed') return new AppException(ErrorCode.MalformedJson, 'The request body is not valid JSON');
+  if (type === 'entity.too.large' || status === 413) {
+    return new AppException(ErrorCode.PayloadTooLarge, 'The request body is too large');
+  }
+  if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
+    return new AppException(ErrorCode.UnsupportedMediaType, (error as Error).message);
+  }
+  if (type && expose && typeof status === 'number' && status < 500) {
+    return new AppException(ErrorCode.ValidationFailed, (error as Error).message);
+  }
+  return null;
+}
+
 /** The one place every error becomes the D-10 body: ours, Nest's, body-parser's and the unknown. */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
@@ -42,17 +61,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
   private toAppException(exception: unknown, request: Request): AppException {
     if (exception instanceof AppException) return exception;
 
-    // body-parser and raw-body errors carry `type` and `status`.
-    const bodyError = exception as { type?: string; status?: number; expose?: boolean };
-    if (bodyError?.type === 'entity.parse.failed') {
-      return new AppException(ErrorCode.MalformedJson, 'The request body is not valid JSON');
-    }
-    if (bodyError?.type === 'entity.too.large' || bodyError?.status === 413) {
-      return new AppException(ErrorCode.PayloadTooLarge, 'The request body is too large');
-    }
-    if (bodyError?.expose && typeof bodyError.status === 'number' && bodyError.status < 500) {
-      return new AppException(ErrorCode.ValidationFailed, (exception as Error).message);
-    }
+    const bodyError = bodyParserError(exception);
+    if (bodyError) return bodyError;
 
     if (exception instanceof ThrottlerException) {
       return new AppException(ErrorCode.RateLimitExceeded, 'Rate limit exceeded');

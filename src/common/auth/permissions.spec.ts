@@ -1,0 +1,53 @@
+import { aboveCeiling, ceilingOf, inferKeyType, normalizePermissions, PERMISSIONS } from './permissions';
+
+describe('permissions', () => {
+  describe('normalizePermissions', () => {
+    it('expands the aliases of the spec’s vocabularies into canonical names', () => {
+      expect(normalizePermissions(['forms:send'])).toEqual({ permissions: ['forms.send'] });
+      expect(normalizePermissions(['forms'])).toEqual({ permissions: ['forms.send', 'forms.read', 'forms.write'] });
+      expect(normalizePermissions(['domains', 'analytics'])).toEqual({
+        permissions: ['domains.read', 'domains.write', 'analytics.read'],
+      });
+      expect(normalizePermissions(['email.send'])).toEqual({ permissions: ['email.send'] });
+    });
+
+    it('de-duplicates and returns the vocabulary’s order', () => {
+      expect(normalizePermissions(['templates.read', 'email.send', 'email.send', 'forms:send'])).toEqual({
+        permissions: ['email.send', 'forms.send', 'templates.read'],
+      });
+    });
+
+    it('reports every unknown name', () => {
+      expect(normalizePermissions(['email.send', 'email.delete', 'root'])).toEqual({ unknown: ['email.delete', 'root'] });
+    });
+  });
+
+  describe('ceilings (D-7)', () => {
+    it('lets admin keys hold everything', () => {
+      expect(ceilingOf('admin')).toEqual(PERMISSIONS);
+    });
+
+    it('keeps usage keys away from domains, keys, billing, settings, projects and collections', () => {
+      const usage = ceilingOf('usage');
+      for (const p of ['domains.read', 'domains.write', 'keys.manage', 'billing.read', 'billing.write', 'settings.write', 'projects.read', 'collections.write'] as const) {
+        expect(usage).not.toContain(p);
+      }
+      for (const p of ['email.send', 'forms.send', 'templates.write', 'lists.write', 'suppression.write', 'webhooks.write', 'analytics.read'] as const) {
+        expect(usage).toContain(p);
+      }
+    });
+
+    it('gives public keys forms.send only', () => {
+      expect(ceilingOf('public')).toEqual(['forms.send']);
+      expect(aboveCeiling('public', ['forms.send', 'email.send'])).toEqual(['email.send']);
+    });
+  });
+
+  describe('inferKeyType (D-9)', () => {
+    it('is usage unless a permission needs an admin key', () => {
+      expect(inferKeyType(['email.send', 'templates.read'])).toBe('usage');
+      expect(inferKeyType(['email.send', 'domains.write'])).toBe('admin');
+      expect(inferKeyType(['keys.manage'])).toBe('admin');
+    });
+  });
+});

@@ -1,0 +1,40 @@
+import { validateEnv } from './env.schema';
+
+describe('validateEnv', () => {
+  it('gives the D-35 defaults on an empty environment', () => {
+    const env = validateEnv({});
+    expect(env.DATABASE_URL).toBe('postgres://postgres@127.0.0.1:5432/mailroom');
+    expect(env.REDIS_URL).toBe('redis://127.0.0.1:6379');
+    expect(env.PORT).toBe(3000);
+    expect(env.PUBLIC_URL).toBe('http://localhost:3000');
+    expect(env.APP_ROLE).toBe('all');
+    expect(env.MIGRATIONS_RUN).toBe(true);
+  });
+
+  it('converts numbers and booleans and treats empty values as unset', () => {
+    const env = validateEnv({ PORT: '8080', MIGRATIONS_RUN: 'false', SMTP_URL: '' });
+    expect(env.PORT).toBe(8080);
+    expect(env.MIGRATIONS_RUN).toBe(false);
+    expect(env.SMTP_URL).toBeUndefined();
+  });
+
+  it('stops with a message naming each bad variable', () => {
+    const message = (() => {
+      try {
+        validateEnv({ PORT: 'eighty', APP_ROLE: 'everything', REDIS_URL: 'http://x' });
+        return '';
+      } catch (err) {
+        return (err as Error).message;
+      }
+    })();
+    expect(message).toMatch(/^Invalid configuration/);
+    for (const name of ['PORT', 'APP_ROLE', 'REDIS_URL']) expect(message).toMatch(new RegExp(`\\n  ${name}: `));
+    expect(message).not.toMatch(/DATABASE_URL/);
+    expect(() => validateEnv({ BOOTSTRAP_ADMIN_KEY: 'svc_sk_usage_' + 'a'.repeat(64) })).toThrow(/BOOTSTRAP_ADMIN_KEY/);
+  });
+
+  it('accepts a well-formed bootstrap admin key for the configured prefix', () => {
+    const key = `acme_sk_admin_${'ab'.repeat(32)}`;
+    expect(validateEnv({ KEY_PREFIX: 'acme', BOOTSTRAP_ADMIN_KEY: key }).BOOTSTRAP_ADMIN_KEY).toBe(key);
+  });
+});
