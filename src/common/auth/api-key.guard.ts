@@ -70,7 +70,7 @@ export class ApiKeyGuard implements CanActivate {
     if (!requirement.keyTypes.includes(key.keyType)) {
       throw new AppException(
         ErrorCode.Forbidden,
-        `A ${key.keyType} key cannot call this route; it needs a ${requirement.keyTypes.join(' or ')} key`,
+        `A ${key.keyType} key cannot call this route (allowed key types: ${requirement.keyTypes.join(', ')})`,
       );
     }
     if (requirement.operator && !key.isOperator) {
