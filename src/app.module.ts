@@ -9,7 +9,9 @@ import { AppConfigService } from './config/app-config.service';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { DomainsModule } from './domains/domains.module';
+import { CollectionsModule } from './collections/collections.module';
 import { HealthModule } from './health/health.module';
+import { ProjectsModule } from './projects/projects.module';
 import { QueueModule } from './queue/queue.module';
 import { RedisModule } from './redis/redis.module';
 
@@ -34,6 +36,8 @@ export class AppModule {
         AccountsModule,
         ApiKeysModule,
         DomainsModule,
+        ProjectsModule,
+        CollectionsModule,
       ],
     };
   }

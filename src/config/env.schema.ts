@@ -108,6 +108,21 @@ export class EnvSchema {
   @IsIn(['dns', 'skip'])
   DOMAIN_VERIFICATION: 'dns' | 'skip' = 'dns';
 
+  /** Time-out of one DNS query in domain verification, in ms; a query is tried twice (the second wait is doubled). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(30000)
+  DNS_TIMEOUT_MS = 2000;
+
+  /**
+   * Host name for the SPF hint shown with each domain: `v=spf1 include:<this> ~all` (your SMTP provider's
+   * SPF domain). Empty: `v=spf1 a:<PUBLIC_URL host> ~all`.
+   */
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9.-]+$/, { message: 'DOMAIN_SPF_INCLUDE must be a host name' })
+  DOMAIN_SPF_INCLUDE?: string = undefined;
+
   @Transform(toBoolean)
   @IsBoolean()
   WEBHOOK_ALLOW_PRIVATE_NETWORKS = false;

@@ -1,5 +1,6 @@
 import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import { Account } from '../accounts/account.entity';
+import type { FormSettings } from './domain-settings';
 
 export type DomainStatus = 'pending' | 'verified' | 'failed';
 
@@ -10,7 +11,7 @@ export interface DomainSettings {
   /** alias (local part) or '*' → destinations. Served by the forwarding feature. */
   forwarding?: Record<string, string[]>;
   /** form slug → form settings, as in the configuration file. */
-  forms?: Record<string, Record<string, unknown>>;
+  forms?: Record<string, FormSettings>;
 }
 
 /** A sending / receiving domain of an account, verified by a DNS TXT record, with its DKIM key (D-30). */
@@ -57,6 +58,10 @@ export class Domain {
 
   @Column({ type: 'timestamptz', nullable: true })
   lastCheckedAt: Date | null;
+
+  /** Why the last DNS check did not verify the domain (shown to the user); null after success. */
+  @Column({ type: 'varchar', length: 500, nullable: true })
+  lastCheckError: string | null;
 
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;

@@ -1,8 +1,17 @@
-import { Injectable } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { Not, QueryFailedError, Repository } from 'typeorm';
 import { SecretBox } from '../common/crypto/secret-box';
-import { Domain } from './domain.entity';
+import { AppException } from '../common/errors/app.exception';
+import { ErrorCode } from '../common/errors/error-code';
+import { newId } from '../common/ids';
+import { AppConfigService } from '../config/app-config.service';
+import { Domain, DomainSettings } from './domain.entity';
+import { normalizeDomainName } from './domain-name';
+import { checkFormMap, checkForwarding, LIMITS, SettingsChecker } from './domain-settings';
+import { DnsRecord, dnsRecordsFor, dkimSelectorFor, generateDkimKey } from './dns-records';
+import { DnsVerifier } from './dns-verifier';
 
 /** What a sender needs to sign mail for a verified domain. */
 export interface DkimSigningKey {
@@ -11,21 +20,216 @@ export interface DkimSigningKey {
   privateKey: string;
 }
 
+/** Changes to a domain's settings: a section given replaces the stored one, null removes it, absent keeps it. */
+export interface DomainSettingsChange {
+  contactRecipients?: unknown;
+  forwarding?: unknown;
+  forms?: unknown;
+}
+
+/** D-30: a domain not verified this long after it was added becomes failed. */
+export const VERIFICATION_WINDOW_MS = 72 * 60 * 60 * 1000;
+
+/** Form slugs a domain cannot use: `/{domain}/send` is the contact endpoint (D-29). */
+const RESERVED_FORM_SLUGS = ['send'];
+
 /** Domains of an account: verification, DKIM keys and settings (D-30). The only writer of domains. */
 @Injectable()
-export class DomainsService {
+export class DomainsService implements OnModuleInit {
+  private readonly logger = new Logger(DomainsService.name);
+
   constructor(
     @InjectRepository(Domain) private readonly domains: Repository<Domain>,
     private readonly secrets: SecretBox,
+    private readonly config: AppConfigService,
+    private readonly dns: DnsVerifier,
   ) {}
+
+  onModuleInit(): void {
+    if (this.skipsVerification) {
+      this.logger.warn(
+        'DOMAIN_VERIFICATION=skip: new domains are marked verified without a DNS check. For local trials only.',
+      );
+    }
+  }
 
   /** The account's verified domain of that name, or null. */
   findVerified(accountId: string, name: string): Promise<Domain | null> {
     return this.domains.findOneBy({ accountId, name: name.toLowerCase(), status: 'verified' });
   }
 
+  /**
+   * The verified domain of that name, whichever account holds it (at most one can, D-30). Only for entry
+   * points that learn the account from the domain itself: anonymous form posts, inbound mail.
+   */
+  findVerifiedByName(name: string): Promise<Domain | null> {
+    return this.domains.findOneBy({ name: name.toLowerCase(), status: 'verified' });
+  }
+
   /** The DKIM key of a domain, decrypted, in the shape nodemailer's `dkim` option takes. */
   signingKey(domain: Domain): DkimSigningKey {
     return { domainName: domain.name, keySelector: domain.dkimSelector, privateKey: this.secrets.open(domain.dkimPrivateKey) };
+  }
+
+  async list(accountId: string): Promise<Domain[]> {
+    await this.expireOverdue(accountId);
+    return this.domains.find({ where: { accountId }, order: { createdAt: 'ASC' } });
+  }
+
+  /** One domain of the account by name; 404 for unknown, foreign and malformed names alike (D-1). */
+  async get(accountId: string, name: string): Promise<Domain> {
+    const normalized = normalizeDomainName(name);
+    if (!normalized) throw AppException.notFound('Domain', name);
+    await this.expireOverdue(accountId);
+    const domain = await this.domains.findOneBy({ accountId, name: normalized });
+    if (!domain) throw AppException.notFound('Domain', normalized);
+    return domain;
+  }
+
+  /** Adds a domain with a fresh verification token and RSA-2048 DKIM key. */
+  async create(accountId: string, rawName: string): Promise<Domain> {
+    const name = normalizeDomainName(rawName);
+    if (!name) throw AppException.invalidField('domain', `not a valid domain name: ${rawName}`);
+    if (await this.domains.existsBy({ accountId, name })) {
+      throw new AppException(ErrorCode.Conflict, `The domain ${name} is already added to this account`);
+    }
+    if (await this.domains.existsBy({ accountId: Not(accountId), name, status: 'verified' })) throw this.takenBy(name);
+
+    const { privateKeyPem, publicKeyBase64 } = await generateDkimKey();
+    const now = new Date();
+    const verified = this.skipsVerification;
+    const domain = this.domains.create({
+      id: newId('dom'),
+      accountId,
+      name,
+      status: verified ? 'verified' : 'pending',
+      verificationToken: randomBytes(16).toString('hex'),
+      dkimSelector: dkimSelectorFor(now),
+      dkimPrivateKey: this.secrets.seal(privateKeyPem),
+      dkimPublicKey: publicKeyBase64,
+      settings: {},
+      verifiedAt: verified ? now : null,
+      lastCheckedAt: null,
+      lastCheckError: null,
+    });
+    try {
+      // save, not insert: TypeORM's insert typing cannot express the jsonb settings shape
+      await this.domains.save(domain);
+    } catch (err) {
+      throw this.conflictOf(err, name);
+    }
+    return this.domains.findOneByOrFail({ id: domain.id, accountId });
+  }
+
+  /**
+   * Looks the verification TXT record up now. Found: verified (also from failed, D-30). Not found: pending
+   * until 72 h after creation, failed after; the reason is kept in lastCheckError. A verified domain stays so.
+   */
+  async verify(accountId: string, name: string): Promise<Domain> {
+    const domain = await this.get(accountId, name);
+    if (domain.status === 'verified') return domain;
+
+    const check = await this.dns.hasTxt(domain.name, this.verificationRecord(domain));
+    const now = new Date();
+    if (check.found) {
+      try {
+        await this.domains.update(
+          { id: domain.id, accountId },
+          { status: 'verified', verifiedAt: now, lastCheckedAt: now, lastCheckError: null },
+        );
+      } catch (err) {
+        throw this.conflictOf(err, domain.name);
+      }
+    } else {
+      await this.domains.update(
+        { id: domain.id, accountId },
+        { status: this.isOverdue(domain, now) ? 'failed' : domain.status, lastCheckedAt: now, lastCheckError: check.reason },
+      );
+    }
+    return this.domains.findOneByOrFail({ id: domain.id, accountId });
+  }
+
+  /** Validates and stores settings sections; every bad value is named in one 400. */
+  async updateSettings(accountId: string, name: string, change: DomainSettingsChange): Promise<Domain> {
+    const domain = await this.get(accountId, name);
+    const settings: DomainSettings = { ...domain.settings };
+    const check = new SettingsChecker();
+    if (change.contactRecipients === null) delete settings.contactRecipients;
+    else if (change.contactRecipients !== undefined) {
+      settings.contactRecipients = check.emails(change.contactRecipients, 'contactRecipients', LIMITS.contactRecipients);
+    }
+    if (change.forwarding === null) delete settings.forwarding;
+    else if (change.forwarding !== undefined) settings.forwarding = checkForwarding(change.forwarding, 'forwarding', check);
+    if (change.forms === null) delete settings.forms;
+    else if (change.forms !== undefined) {
+      settings.forms = checkFormMap(change.forms, 'forms', check, { requireRecipients: false, reserved: RESERVED_FORM_SLUGS });
+    }
+    if (check.errors.length > 0) throw AppException.validation(check.errors);
+
+    domain.settings = settings;
+    return this.domains.save(domain);
+  }
+
+  async remove(accountId: string, name: string): Promise<Domain> {
+    const domain = await this.get(accountId, name);
+    await this.domains.delete({ id: domain.id, accountId });
+    return domain;
+  }
+
+  /** The TXT value that proves ownership (D-30): `<prefix>-verification=<token>`. */
+  verificationRecord(domain: Domain): string {
+    return `${this.config.keyPrefix}-verification=${domain.verificationToken}`;
+  }
+
+  dnsRecords(domain: Domain): DnsRecord[] {
+    return dnsRecordsFor({
+      domain: domain.name,
+      verificationRecord: this.verificationRecord(domain),
+      dkimSelector: domain.dkimSelector,
+      dkimPublicKey: domain.dkimPublicKey,
+      spfMechanism: this.config.env.DOMAIN_SPF_INCLUDE
+        ? `include:${this.config.env.DOMAIN_SPF_INCLUDE}`
+        : `a:${new URL(this.config.publicUrl).hostname}`,
+    });
+  }
+
+  /** When an unverified domain fails: 72 h after it was added. */
+  verificationDeadline(domain: Domain): Date {
+    return new Date(domain.createdAt.getTime() + VERIFICATION_WINDOW_MS);
+  }
+
+  private get skipsVerification(): boolean {
+    return this.config.env.DOMAIN_VERIFICATION === 'skip';
+  }
+
+  private isOverdue(domain: Domain, now: Date): boolean {
+    return this.verificationDeadline(domain).getTime() <= now.getTime();
+  }
+
+  /** Persists the 72 h rule before a read, so every reader (and the database) sees the same state. */
+  private async expireOverdue(accountId: string): Promise<void> {
+    await this.domains
+      .createQueryBuilder()
+      .update(Domain)
+      .set({ status: 'failed' })
+      .where('account_id = :accountId AND status = :pending AND created_at <= :cutoff', {
+        accountId,
+        pending: 'pending',
+        cutoff: new Date(Date.now() - VERIFICATION_WINDOW_MS),
+      })
+      .execute();
+  }
+
+  private takenBy(name: string): AppException {
+    return new AppException(ErrorCode.Conflict, `The domain ${name} is verified by another account`);
+  }
+
+  /** A unique violation becomes the 409 it means; anything else is rethrown as is. */
+  private conflictOf(err: unknown, name: string): unknown {
+    if (!(err instanceof QueryFailedError)) return err;
+    const driverError = err.driverError as { code?: string; constraint?: string };
+    if (driverError.code !== '23505') return err;
+    if (driverError.constraint === 'UQ_domains_verified_name') return this.takenBy(name);
+    return new AppException(ErrorCode.Conflict, `The domain ${name} is already added to this account`);
   }
 }

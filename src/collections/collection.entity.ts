@@ -1,0 +1,43 @@
+import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { Account } from '../accounts/account.entity';
+import type { FormSettings } from '../domains/domain-settings';
+import { Project } from '../projects/project.entity';
+
+/** A named set of forms, posted to at /c/{collection}/{form}; optionally part of a project. */
+@Entity('collections')
+@Index('UQ_collections_account_slug', ['accountId', 'slug'], { unique: true })
+export class Collection {
+  @PrimaryColumn({ type: 'varchar', length: 40 })
+  id: string;
+
+  @Column({ type: 'varchar', length: 40 })
+  accountId: string;
+
+  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'account_id' })
+  account?: Account;
+
+  @Column({ type: 'varchar', length: 63 })
+  slug: string;
+
+  @Column({ type: 'varchar', length: 200 })
+  name: string;
+
+  @Index()
+  @Column({ type: 'varchar', length: 40, nullable: true })
+  projectId: string | null;
+
+  @ManyToOne(() => Project, { onDelete: 'SET NULL' })
+  @JoinColumn({ name: 'project_id' })
+  project?: Project | null;
+
+  /** form slug → settings; every form names its recipients. */
+  @Column({ type: 'jsonb', default: {} })
+  forms: Record<string, FormSettings>;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ type: 'timestamptz' })
+  updatedAt: Date;
+}

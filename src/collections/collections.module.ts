@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ProjectsModule } from '../projects/projects.module';
+import { Collection } from './collection.entity';
+import { CollectionsController } from './collections.controller';
+import { CollectionsService } from './collections.service';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([Collection]), ProjectsModule],
+  controllers: [CollectionsController],
+  providers: [CollectionsService],
+  exports: [CollectionsService],
+})
+export class CollectionsModule {}

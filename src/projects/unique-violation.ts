@@ -1,0 +1,8 @@
+import { QueryFailedError } from 'typeorm';
+
+/** The constraint a PostgreSQL unique violation (23505) broke, or null for any other error. */
+export function uniqueViolation(err: unknown): string | null {
+  if (!(err instanceof QueryFailedError)) return null;
+  const driverError = err.driverError as { code?: string; constraint?: string };
+  return driverError.code === '23505' ? (driverError.constraint ?? '') : null;
+}
