@@ -14,6 +14,8 @@ import { HealthModule } from './health/health.module';
 import { ProjectsModule } from './projects/projects.module';
 import { QueueModule } from './queue/queue.module';
 import { RedisModule } from './redis/redis.module';
+import { SuppressionModule } from './suppression/suppression.module';
+import { TemplatesModule } from './templates/templates.module';
 
 export interface AppModuleOptions {
   config: AppConfigService;
@@ -36,6 +38,8 @@ export class AppModule {
         AccountsModule,
         ApiKeysModule,
         DomainsModule,
+        TemplatesModule,
+        SuppressionModule,
         ProjectsModule,
         CollectionsModule,
       ],

@@ -6,7 +6,7 @@ import { ErrorCode } from '../common/errors/error-code';
 import { newId } from '../common/ids';
 import { checkFormMap, FormSettings, SettingsChecker } from '../domains/domain-settings';
 import { ProjectsService } from '../projects/projects.service';
-import { uniqueViolation } from '../projects/unique-violation';
+import { uniqueViolation } from '../common/errors/unique-violation';
 import { Collection } from './collection.entity';
 
 export interface NewCollection {

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Not, QueryFailedError, Repository } from 'typeorm';
+import { Not, Repository } from 'typeorm';
 import { SecretBox } from '../common/crypto/secret-box';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
+import { uniqueViolation } from '../common/errors/unique-violation';
 import { newId } from '../common/ids';
 import { AppConfigService } from '../config/app-config.service';
 import { Domain, DomainSettings } from './domain.entity';
@@ -226,10 +227,9 @@ export class DomainsService implements OnModuleInit {
 
   /** A unique violation becomes the 409 it means; anything else is rethrown as is. */
   private conflictOf(err: unknown, name: string): unknown {
-    if (!(err instanceof QueryFailedError)) return err;
-    const driverError = err.driverError as { code?: string; constraint?: string };
-    if (driverError.code !== '23505') return err;
-    if (driverError.constraint === 'UQ_domains_verified_name') return this.takenBy(name);
+    const constraint = uniqueViolation(err);
+    if (constraint === null) return err;
+    if (constraint === 'UQ_domains_verified_name') return this.takenBy(name);
     return new AppException(ErrorCode.Conflict, `The domain ${name} is already added to this account`);
   }
 }

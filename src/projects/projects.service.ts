@@ -6,7 +6,7 @@ import { ErrorCode } from '../common/errors/error-code';
 import { newId } from '../common/ids';
 import { Project } from './project.entity';
 import { slugify } from './slug';
-import { uniqueViolation } from './unique-violation';
+import { uniqueViolation } from '../common/errors/unique-violation';
 
 /** Projects of an account (D-1). The only writer of projects. */
 @Injectable()

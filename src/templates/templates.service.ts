@@ -1,0 +1,139 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { AppException } from '../common/errors/app.exception';
+import { ErrorCode } from '../common/errors/error-code';
+import { newId } from '../common/ids';
+import { Template } from './template.entity';
+import { CompiledTemplate, remember, RenderedContent, TemplateContent, TemplateRenderer } from './template-renderer';
+import { uniqueViolation } from '../common/errors/unique-violation';
+
+export type { RenderedContent } from './template-renderer';
+
+export const TEMPLATE_NAME_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,99}$/;
+
+export interface TemplateInput {
+  name: string;
+  subject: string;
+  html?: string | null;
+  text?: string | null;
+  description?: string | null;
+}
+
+/** Stored templates of an account (D-21). The only writer of templates, and the renderer every sender uses. */
+@Injectable()
+export class TemplatesService {
+  private readonly renderer = new TemplateRenderer();
+  /** Compiled stored templates by account and name, valid while the row's updatedAt is unchanged. */
+  private readonly compiled = new Map<string, { updatedAt: number; template: CompiledTemplate }>();
+  private static readonly COMPILED_CACHE_SIZE = 1000;
+
+  constructor(@InjectRepository(Template) private readonly templates: Repository<Template>) {}
+
+  list(accountId: string): Promise<Template[]> {
+    return this.templates.find({ where: { accountId }, order: { name: 'ASC' } });
+  }
+
+  /** A template of the account by name; 404 for unknown names and other accounts' templates alike. */
+  async get(accountId: string, name: string): Promise<Template> {
+    const template = await this.templates.findOneBy({ accountId, name });
+    if (!template) throw AppException.notFound('Template', name);
+    return template;
+  }
+
+  /** Saves a new template after compiling it: a syntax error is a 400 naming the part and line. 409 if the name is taken. */
+  async create(accountId: string, input: TemplateInput): Promise<Template> {
+    this.checkContent(input);
+    const template = this.templates.create({
+      id: newId('tpl'),
+      accountId,
+      name: input.name,
+      description: input.description ?? null,
+      subject: input.subject,
+      html: input.html ?? null,
+      text: input.text ?? null,
+    });
+    try {
+      await this.templates.insert(template);
+    } catch (err) {
+      if (uniqueViolation(err) === 'UQ_templates_account_name') {
+        throw new AppException(ErrorCode.Conflict, `A template named ${input.name} exists already`);
+      }
+      throw err;
+    }
+    return this.get(accountId, input.name);
+  }
+
+  /**
+   * Replaces a template's content (PUT). Fields left out keep their stored value; html or text set to null
+   * removes that part, as long as one of them remains. A new name renames it (409 if taken).
+   */
+  async update(accountId: string, name: string, changes: Partial<TemplateInput>): Promise<Template> {
+    const template = await this.get(accountId, name);
+    const next: TemplateInput = {
+      name: changes.name ?? template.name,
+      subject: changes.subject ?? template.subject,
+      html: changes.html === undefined ? template.html : changes.html,
+      text: changes.text === undefined ? template.text : changes.text,
+      description: changes.description === undefined ? template.description : changes.description,
+    };
+    this.checkContent(next);
+    try {
+      await this.templates.update(
+        { id: template.id, accountId },
+        { name: next.name, subject: next.subject, html: next.html ?? null, text: next.text ?? null, description: next.description ?? null },
+      );
+    } catch (err) {
+      if (uniqueViolation(err) === 'UQ_templates_account_name') {
+        throw new AppException(ErrorCode.Conflict, `A template named ${next.name} exists already`);
+      }
+      throw err;
+    }
+    this.compiled.delete(cacheKey(accountId, name));
+    return this.get(accountId, next.name);
+  }
+
+  async remove(accountId: string, name: string): Promise<Template> {
+    const template = await this.get(accountId, name);
+    await this.templates.delete({ id: template.id, accountId });
+    this.compiled.delete(cacheKey(accountId, name));
+    return template;
+  }
+
+  /** Renders the stored template `name` of the account (404 NOT_FOUND if none). */
+  async render(accountId: string, name: string, variables: Record<string, unknown>): Promise<RenderedContent> {
+    const template = await this.get(accountId, name);
+    return this.renderer.render(this.compiledOf(template), variables ?? {}, `template ${name}`);
+  }
+
+  /**
+   * Renders inline content as a template (list and batch sends that pass subject/html/text). A send without a
+   * stored template is not templated: callers use this only where templating inline content is the rule.
+   */
+  renderContent(content: { subject: string; html?: string; text?: string }, variables: Record<string, unknown>): RenderedContent {
+    return this.renderer.renderContent(content, variables ?? {});
+  }
+
+  private compiledOf(template: Template): CompiledTemplate {
+    const key = cacheKey(template.accountId, template.name);
+    const updatedAt = template.updatedAt.getTime();
+    const cached = this.compiled.get(key);
+    if (cached && cached.updatedAt === updatedAt) return cached.template;
+    const compiled = this.renderer.compile(template);
+    remember(this.compiled, key, { updatedAt, template: compiled }, TemplatesService.COMPILED_CACHE_SIZE);
+    return compiled;
+  }
+
+  private checkContent(input: TemplateInput): void {
+    if (!TEMPLATE_NAME_PATTERN.test(input.name)) {
+      throw AppException.invalidField('name', 'must be 1-100 letters, digits, _ . or -, starting with a letter or digit');
+    }
+    if (!input.html && !input.text) throw AppException.invalidField('html', 'a template needs html or text (or both)');
+    const content: TemplateContent = { subject: input.subject, html: input.html, text: input.text };
+    this.renderer.compile(content);
+  }
+}
+
+function cacheKey(accountId: string, name: string): string {
+  return `${accountId}\u0000${name}`;
+}
