@@ -13,6 +13,7 @@ import { CollectionsModule } from './collections/collections.module';
 import { HealthModule } from './health/health.module';
 import { ProjectsModule } from './projects/projects.module';
 import { QueueModule } from './queue/queue.module';
+import { RateLimitsModule } from './rate-limits/rate-limits.module';
 import { RedisModule } from './redis/redis.module';
 import { SuppressionModule } from './suppression/suppression.module';
 import { TemplatesModule } from './templates/templates.module';
@@ -34,6 +35,7 @@ export class AppModule {
         CryptoModule,
         QueueModule,
         AuthModule,
+        RateLimitsModule,
         HealthModule,
         AccountsModule,
         ApiKeysModule,

@@ -71,6 +71,13 @@ export class EnvSchema {
   @IsBoolean()
   RATE_LIMIT_ENABLED = true;
 
+  /** How long the limiter waits for Redis before answering 503 (it never lets traffic through unlimited). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(60000)
+  RATE_LIMIT_REDIS_TIMEOUT_MS = 500;
+
   /** Key that encrypts secrets at rest (DKIM private keys): 32 bytes as 64 hex characters or base64. */
   @IsOptional()
   @Matches(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=?)$/, { message: 'ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64' })

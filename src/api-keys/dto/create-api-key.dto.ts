@@ -3,10 +3,12 @@ import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
+  IsBoolean,
   IsFQDN,
   IsIn,
   IsInt,
   IsISO8601,
+  IsNumber,
   IsOptional,
   IsString,
   Length,
@@ -61,6 +63,21 @@ export class KeyRestrictionsDto {
   @IsOptional()
   @IsISO8601({ strict: true })
   expires_at?: string;
+
+  @ApiPropertyOptional({
+    example: false,
+    description: 'The key’s own hourly and per-minute limits do not apply; the account plan’s and the endpoint’s still do.',
+  })
+  @IsOptional()
+  @IsBoolean()
+  exempt?: boolean;
+
+  @ApiPropertyOptional({ example: 2, description: 'Scales the key’s own hourly and per-minute limits (0.01 to 100).' })
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0.01)
+  @Max(100)
+  multiplier?: number;
 }
 
 export class CreateApiKeyDto {

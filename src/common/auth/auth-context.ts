@@ -10,6 +10,10 @@ export interface KeyRestrictions {
   /** Requests per minute. */
   burst_limit?: number;
   expires_at?: string;
+  /** The key's own hourly and per-minute limits do not apply (the account's and the endpoint's still do). */
+  exempt?: boolean;
+  /** Scales the key's own hourly and per-minute limits. */
+  multiplier?: number;
 }
 
 /** Who is calling: put on the request by the guard, read with @CurrentAuth(). */

@@ -1,0 +1,31 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { parsePlanLimits, PlanLimits } from './rate-limit.policy';
+
+const TTL_MS = 30_000;
+const MAX_ENTRIES = 50_000;
+
+/**
+ * accounts.settings.limits per account, kept in process memory for 30 s: it is configuration, not
+ * counter state, so instances may each hold a copy; an edit takes effect everywhere within 30 s.
+ */
+@Injectable()
+export class AccountLimitsCache {
+  private readonly entries = new Map<string, { limits: PlanLimits; until: number }>();
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  async get(accountId: string): Promise<PlanLimits> {
+    const now = Date.now();
+    const cached = this.entries.get(accountId);
+    if (cached && cached.until > now) return cached.limits;
+    const rows: { limits: unknown }[] = await this.dataSource.query(
+      `SELECT settings -> 'limits' AS limits FROM accounts WHERE id = $1`,
+      [accountId],
+    );
+    const limits = parsePlanLimits(rows[0]?.limits);
+    if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(accountId, { limits, until: now + TTL_MS });
+    return limits;
+  }
+}

@@ -1,0 +1,30 @@
+import { Global, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import { ThrottlerModule } from '@nestjs/throttler';
+import { ApiKeysModule } from '../../api-keys/api-keys.module';
+import { AccountLimitsCache } from './account-limits.cache';
+import { RateLimitClock } from './rate-limit.clock';
+import { RateLimitMiddleware } from './rate-limit.middleware';
+import { RateLimitService } from './rate-limit.service';
+import { RateLimitStorage } from './rate-limit.storage';
+
+/**
+ * The limiter. Global so features can read limits; @nestjs/throttler is registered with the Redis
+ * storage, so a feature that adds @UseGuards(ThrottlerGuard) + @Throttle() counts in Redis too.
+ */
+@Global()
+@Module({
+  imports: [
+    ApiKeysModule,
+    ThrottlerModule.forRootAsync({
+      useFactory: (storage: RateLimitStorage) => ({ throttlers: [], storage }),
+      inject: [RateLimitStorage],
+    }),
+  ],
+  providers: [RateLimitStorage, RateLimitService, RateLimitClock, AccountLimitsCache],
+  exports: [RateLimitStorage, RateLimitService, RateLimitClock],
+})
+export class RateLimitModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(RateLimitMiddleware).forRoutes({ path: '{*path}', method: RequestMethod.ALL });
+  }
+}

@@ -1,0 +1,85 @@
+import {
+  accountLimits,
+  clientIpKey,
+  endpointLimitOf,
+  isStatusPath,
+  isUnlimitedPath,
+  keyLimits,
+  parsePlanLimits,
+  rulesFor,
+} from './rate-limit.policy';
+
+const redisKey = (...parts: string[]) => `p:${parts.join(':')}`;
+const key = (restrictions = {}, rateLimit = 1000) => ({ keyId: 'key_1', accountId: 'acc_1', rateLimit, restrictions });
+
+describe('rate-limit policy (D-11)', () => {
+  it('matches the endpoint table by route pattern, /admin/* as a prefix', () => {
+    expect(endpointLimitOf('/v1/example.com/send')?.pattern).toBe('/v1/:domain/send');
+    expect(endpointLimitOf('/domains/verify')?.pattern).toBe('/domains/verify');
+    expect(endpointLimitOf('/domains')?.pattern).toBe('/domains');
+    expect(endpointLimitOf('/domains/')?.pattern).toBe('/domains');
+    expect(endpointLimitOf('/admin/accounts')?.pattern).toBe('/admin/*');
+    expect(endpointLimitOf('/admin')?.pattern).toBe('/admin/*');
+    expect(endpointLimitOf('/collections/col_1')?.pattern).toBe('/collections/:id');
+    expect(endpointLimitOf('/f/frm_1')?.pattern).toBe('/f/:formId');
+    expect(endpointLimitOf('/domains/example.com')).toBeNull();
+    expect(endpointLimitOf('/administrator')).toBeNull();
+    expect(endpointLimitOf('/email/send')).toBeNull();
+  });
+
+  it('never limits health, metrics, docs and tracking', () => {
+    for (const path of ['/health', '/health/ready', '/metrics', '/docs', '/docs-json', '/docs/swagger-ui.css', '/t/o/abc', '/u/abc']) {
+      expect(isUnlimitedPath(path)).toBe(true);
+    }
+    for (const path of ['/healthy', '/email/send', '/tracking', '/u']) expect(isUnlimitedPath(path)).toBe(false);
+    expect(isStatusPath('/rate-limits')).toBe(true);
+    expect(isStatusPath('/rate-limits/status')).toBe(true);
+    expect(isStatusPath('/rate-limits/other')).toBe(false);
+  });
+
+  it('lays settings.limits over the plan; enterprise is unlimited until set', () => {
+    expect(accountLimits('free', {})).toEqual({ requests_per_hour: 1000, requests_per_minute: 50, burst: 100 });
+    expect(accountLimits('pro', {})).toEqual({ requests_per_hour: 25_000, requests_per_minute: 500, burst: 1000 });
+    expect(accountLimits('enterprise', {})).toEqual({});
+    expect(accountLimits('enterprise', parsePlanLimits({ requests_per_minute: 7, burst: 'lots', requests_per_hour: -1 }))).toEqual({
+      requests_per_minute: 7,
+    });
+  });
+
+  it('takes the key’s hourly limit from restrictions.rate_limit, scales by multiplier, drops it when exempt', () => {
+    expect(keyLimits(key())).toEqual({ perHour: 1000, perMinute: null });
+    expect(keyLimits(key({ rate_limit: 40, burst_limit: 6 }))).toEqual({ perHour: 40, perMinute: 6 });
+    expect(keyLimits(key({ rate_limit: 40, burst_limit: 6, multiplier: 2.5 }))).toEqual({ perHour: 100, perMinute: 15 });
+    expect(keyLimits(key({ burst_limit: 1, multiplier: 0.01 }))).toEqual({ perHour: 10, perMinute: 1 });
+    expect(keyLimits(key({ exempt: true, burst_limit: 6 }))).toEqual({ perHour: null, perMinute: null });
+  });
+
+  it('gives a key its own, its account’s and the endpoint’s limits', () => {
+    const rules = rulesFor(
+      { kind: 'key', auth: key({ burst_limit: 6 }), account: accountLimits('free', {}) },
+      endpointLimitOf('/domains'),
+      redisKey,
+    );
+    expect(rules.map((r) => [r.scope, r.window, r.limit, r.key])).toEqual([
+      ['api-key', 'hour', 1000, 'p:rl:key:key_1:h'],
+      ['api-key', 'minute', 6, 'p:rl:key:key_1:m'],
+      ['account', 'hour', 1000, 'p:rl:acct:acc_1:h'],
+      ['account', 'minute', 50, 'p:rl:acct:acc_1:m'],
+      ['account', 'burst', 100, 'p:rl:acct:acc_1:b'],
+      ['endpoint', 'hour', 100, 'p:rl:ep:/domains:acct:acc_1:h'],
+      ['endpoint', 'minute', 10, 'p:rl:ep:/domains:acct:acc_1:m'],
+    ]);
+    expect(rules.find((r) => r.window === 'burst')).toMatchObject({ kind: 'bucket', refillPerMinute: 50 });
+  });
+
+  it('limits a call without a credential by client IP, IPv6 by /64', () => {
+    const rules = rulesFor({ kind: 'anonymous', ip: '2001:db8:1:2:3:4:5:6' }, endpointLimitOf('/f/frm_1'), redisKey);
+    expect(rules.map((r) => [r.scope, r.window, r.limit, r.key])).toEqual([
+      ['ip', 'hour', 300, 'p:rl:ip:2001:db8:1:2::/64:h'],
+      ['ip', 'minute', 60, 'p:rl:ip:2001:db8:1:2::/64:m'],
+      ['endpoint', 'hour', 3600, 'p:rl:ep:/f/:formId:ip:2001:db8:1:2::/64:h'],
+      ['endpoint', 'minute', 60, 'p:rl:ep:/f/:formId:ip:2001:db8:1:2::/64:m'],
+    ]);
+    expect(clientIpKey('::ffff:203.0.113.9')).toBe('203.0.113.9');
+  });
+});

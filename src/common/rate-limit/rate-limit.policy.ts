@@ -1,0 +1,164 @@
+import { normalizeIp } from '@nestjs/throttler';
+import type { AccountTier } from '../../config/app-config.service';
+import type { AuthContext } from '../auth/auth-context';
+import { HOUR_MS, LimitRule, MINUTE_MS } from './rate-limit.types';
+
+/**
+ * What D-11 enforces, as data and pure functions: which limits a request falls under. The limiter turns
+ * the rules into one Redis call; nothing here touches Redis.
+ */
+
+/** An account's request limits (spec "Limits by plan", variant B). Absent = unlimited. */
+export interface PlanLimits {
+  requests_per_hour?: number;
+  requests_per_minute?: number;
+  /** Token bucket capacity; it refills at requests_per_minute (or `burst` per minute without one). */
+  burst?: number;
+}
+
+export const PLAN_LIMITS: Record<AccountTier, PlanLimits> = {
+  free: { requests_per_hour: 1000, requests_per_minute: 50, burst: 100 },
+  pro: { requests_per_hour: 25_000, requests_per_minute: 500, burst: 1000 },
+  // Enterprise limits come from the account's settings.limits and are unlimited until set.
+  enterprise: {},
+};
+
+/** Calls without a credential, per client IP (D-11). */
+export const IP_LIMITS = { perHour: 300, perMinute: 60 };
+
+export interface EndpointLimit {
+  /** Nest route pattern; `:name` is one path segment, a trailing `/*` any rest (a prefix rule). */
+  pattern: string;
+  perHour: number;
+  perMinute: number;
+}
+
+/** The spec's first endpoint table, plus the paths of the second set that the first lacks (D-11). */
+export const ENDPOINT_LIMITS: readonly EndpointLimit[] = [
+  { pattern: '/v1/:domain/send', perHour: 1000, perMinute: 60 },
+  { pattern: '/instant/forms', perHour: 500, perMinute: 30 },
+  { pattern: '/collections', perHour: 200, perMinute: 20 },
+  { pattern: '/domains', perHour: 100, perMinute: 10 },
+  { pattern: '/analytics', perHour: 300, perMinute: 30 },
+  { pattern: '/admin/*', perHour: 50, perMinute: 5 },
+  { pattern: '/domains/verify', perHour: 100, perMinute: 10 },
+  { pattern: '/collections/:id', perHour: 1500, perMinute: 30 },
+  { pattern: '/f/:formId', perHour: 3600, perMinute: 60 },
+];
+
+const ENDPOINT_MATCHERS = ENDPOINT_LIMITS.map((limit) => ({ limit, regex: patternRegex(limit.pattern) }));
+
+function patternRegex(pattern: string): RegExp {
+  const prefix = pattern.endsWith('/*');
+  const body = (prefix ? pattern.slice(0, -2) : pattern)
+    .split('/')
+    .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${body}${prefix ? '(?:/.*)?' : '/?'}$`, 'i');
+}
+
+/** The endpoint limit of a request path, if the table names it. */
+export function endpointLimitOf(path: string): EndpointLimit | null {
+  return ENDPOINT_MATCHERS.find((m) => m.regex.test(path))?.limit ?? null;
+}
+
+/** Health, metrics, docs and the tracking routes are never limited (D-11). */
+export function isUnlimitedPath(path: string): boolean {
+  return /^\/(health|metrics|docs|docs-json|docs-yaml)(\/|$)|^\/[tu]\//i.test(path);
+}
+
+/** The rate-limit routes report without counting, so a limited caller can still ask when to come back. */
+export function isStatusPath(path: string): boolean {
+  return /^\/rate-limits(\/status)?\/?$/i.test(path);
+}
+
+/** settings.limits of an account, keeping only positive integers (operators write it by hand). */
+export function parsePlanLimits(raw: unknown): PlanLimits {
+  const limits: PlanLimits = {};
+  if (!raw || typeof raw !== 'object') return limits;
+  for (const name of ['requests_per_hour', 'requests_per_minute', 'burst'] as const) {
+    const value = (raw as Record<string, unknown>)[name];
+    if (typeof value === 'number' && Number.isInteger(value) && value > 0) limits[name] = value;
+  }
+  return limits;
+}
+
+/** The plan's limits with the account's own settings.limits laid over them, field by field. */
+export function accountLimits(tier: AccountTier, overrides: PlanLimits): PlanLimits {
+  return { ...PLAN_LIMITS[tier], ...overrides };
+}
+
+export type KeyLimitFields = Pick<AuthContext, 'rateLimit' | 'restrictions'>;
+
+/**
+ * A key's own limits: restrictions.rate_limit (else the key's rateLimit) per hour and burst_limit per
+ * minute, scaled by restrictions.multiplier; none when restrictions.exempt.
+ */
+export function keyLimits(key: KeyLimitFields): { perHour: number | null; perMinute: number | null } {
+  const { restrictions } = key;
+  if (restrictions.exempt) return { perHour: null, perMinute: null };
+  const multiplier = restrictions.multiplier ?? 1;
+  const scale = (limit: number) => Math.max(1, Math.floor(limit * multiplier));
+  const perHour = restrictions.rate_limit ?? key.rateLimit;
+  return {
+    perHour: scale(perHour),
+    perMinute: restrictions.burst_limit ? scale(restrictions.burst_limit) : null,
+  };
+}
+
+export type Caller =
+  | { kind: 'key'; auth: Pick<AuthContext, 'keyId' | 'accountId' | 'rateLimit' | 'restrictions'>; account: PlanLimits }
+  | { kind: 'anonymous'; ip: string };
+
+type RedisKey = (...parts: string[]) => string;
+
+/** Every limit a request falls under: the key's and the account's, or the client IP's; and the endpoint's. */
+export function rulesFor(caller: Caller, endpoint: EndpointLimit | null, redisKey: RedisKey): LimitRule[] {
+  const rules: LimitRule[] = [];
+  const window = (
+    scope: LimitRule['scope'],
+    id: string[],
+    perHour: number | null | undefined,
+    perMinute: number | null | undefined,
+    endpoint?: string,
+  ) => {
+    const extra = endpoint ? { endpoint } : {};
+    if (perHour) {
+      rules.push({ scope, window: 'hour', kind: 'window', key: redisKey('rl', ...id, 'h'), limit: perHour, windowMs: HOUR_MS, ...extra });
+    }
+    if (perMinute) {
+      rules.push({ scope, window: 'minute', kind: 'window', key: redisKey('rl', ...id, 'm'), limit: perMinute, windowMs: MINUTE_MS, ...extra });
+    }
+  };
+
+  let endpointCounter: string;
+  if (caller.kind === 'key') {
+    const own = keyLimits(caller.auth);
+    window('api-key', ['key', caller.auth.keyId], own.perHour, own.perMinute);
+    const { requests_per_hour, requests_per_minute, burst } = caller.account;
+    window('account', ['acct', caller.auth.accountId], requests_per_hour, requests_per_minute);
+    if (burst) {
+      rules.push({
+        scope: 'account',
+        window: 'burst',
+        kind: 'bucket',
+        key: redisKey('rl', 'acct', caller.auth.accountId, 'b'),
+        limit: burst,
+        refillPerMinute: requests_per_minute ?? burst,
+      });
+    }
+    endpointCounter = `acct:${caller.auth.accountId}`;
+  } else {
+    const ip = clientIpKey(caller.ip);
+    window('ip', ['ip', ip], IP_LIMITS.perHour, IP_LIMITS.perMinute);
+    endpointCounter = `ip:${ip}`;
+  }
+  if (endpoint) window('endpoint', ['ep', endpoint.pattern, endpointCounter], endpoint.perHour, endpoint.perMinute, endpoint.pattern);
+  return rules;
+}
+
+/** IPv6 clients are counted by /64 (one host usually holds a whole /64); IPv4-mapped IPv6 as IPv4. */
+export function clientIpKey(ip: string): string {
+  const plain = ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
+  return normalizeIp(plain);
+}

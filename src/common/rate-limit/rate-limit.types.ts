@@ -1,0 +1,34 @@
+/** Who a limit counts: the scopes of the spec ("api-key", "ip", "endpoint") plus the account's plan. */
+export type LimitScope = 'api-key' | 'account' | 'endpoint' | 'ip';
+
+/** hour and minute are sliding windows; burst is a token bucket. */
+export type LimitWindow = 'hour' | 'minute' | 'burst';
+
+export const HOUR_MS = 3_600_000;
+export const MINUTE_MS = 60_000;
+
+/** One limit a request falls under, with the Redis key of its counter. */
+export type LimitRule = (
+  | { window: 'hour' | 'minute'; kind: 'window'; limit: number; windowMs: number }
+  | { window: 'burst'; kind: 'bucket'; limit: number; refillPerMinute: number }
+) & {
+  scope: LimitScope;
+  key: string;
+  /** For endpoint limits: the route pattern they count. */
+  endpoint?: string;
+};
+
+/** A rule's state after the request: what the headers and the status routes report. */
+export interface LimitState {
+  rule: LimitRule;
+  remaining: number;
+  /** When the full limit is available again (ms since the epoch). */
+  resetAtMs: number;
+  /** 0 when the rule lets the request through; else how long until it would (ms). */
+  retryAfterMs: number;
+}
+
+export interface LimitDecision {
+  allowed: boolean;
+  states: LimitState[];
+}

@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { RateLimitModule } from '../common/rate-limit/rate-limit.module';
+import { RateLimitsController } from './rate-limits.controller';
+import { WhoamiController } from './whoami.controller';
+
+/** The limiter (applied to every request) and the routes that report it: /rate-limits, /auth/whoami. */
+@Module({
+  imports: [RateLimitModule],
+  controllers: [RateLimitsController, WhoamiController],
+})
+export class RateLimitsModule {}
