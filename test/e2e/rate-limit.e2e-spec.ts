@@ -205,6 +205,22 @@ describe('rate limiting', () => {
       expect(limitHeaders(await t.http.get('/api-keys').set(bearer(key)).expect(403))).toEqual({ limit: 10, remaining: 9, scope: 'api-key' });
       expect(limitHeaders(await t.http.get('/nothing-here').set(bearer(key)).expect(404))).toEqual({ limit: 10, remaining: 8, scope: 'api-key' });
     });
+
+    it('counts and labels a malformed body too, and refuses a limited caller before reading its body', async () => {
+      const { key } = await accountWithKey({ restrictions: { burst_limit: 2 } });
+      const malformed = await t.http
+        .post('/api-keys')
+        .set(bearer(key))
+        .set('Content-Type', 'application/json')
+        .send('{"name": ')
+        .expect(400);
+      expect(malformed.body.error.code).toBe('MALFORMED_JSON');
+      expect(malformed.headers['x-request-id']).toBeDefined();
+      expect(limitHeaders(malformed)).toEqual({ limit: 2, remaining: 1, scope: 'api-key' });
+      await whoami(key).expect(200);
+      const refused = await t.http.post('/api-keys').set(bearer(key)).set('Content-Type', 'application/json').send('{"name": ');
+      expectRefused(refused, 'API_KEY_RATE_LIMIT', 'api-key', 2);
+    });
   });
 
   describe('GET /rate-limits and /rate-limits/status', () => {

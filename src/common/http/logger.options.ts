@@ -1,21 +1,29 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { NextFunction, Request, Response } from 'express';
 import type { Params } from 'nestjs-pino';
 import { AppConfigService } from '../../config/app-config.service';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Structured JSON logs; every request gets an id (X-Request-Id accepted or made) that is echoed back. */
+/**
+ * Gives the request its id (X-Request-Id accepted or made) and echoes it. Registered first of all, so even
+ * responses made before Nest's middleware (body-parser errors, rate limits) carry it; pino-http reuses it.
+ */
+export function requestId(request: Request, response: Response, next: NextFunction): void {
+  const given = request.headers['x-request-id'];
+  request.id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  response.setHeader('X-Request-Id', request.id as string);
+  next();
+}
+
+/** Structured JSON logs, each line with the request's id. */
 export function loggerOptions(config: AppConfigService): Params {
   return {
     pinoHttp: {
       level: config.env.LOG_LEVEL,
-      genReqId: (request: IncomingMessage, response: ServerResponse) => {
-        const given = request.headers['x-request-id'];
-        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-        response.setHeader('X-Request-Id', id);
-        return id;
-      },
+      genReqId: (request: IncomingMessage & { id?: unknown }, response: ServerResponse) =>
+        (request.id as string | undefined) ?? (response.getHeader('X-Request-Id') as string | undefined) ?? randomUUID(),
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["service-api-key"]', 'req.headers["x-public-token"]'],
       customLogLevel: (_request, response, error) =>
         error || response.statusCode >= 500 ? 'error' : response.statusCode >= 400 ? 'warn' : 'info',

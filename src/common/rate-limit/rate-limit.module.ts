@@ -1,14 +1,13 @@
-import { Global, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { ApiKeysModule } from '../../api-keys/api-keys.module';
 import { AccountLimitsCache } from './account-limits.cache';
 import { RateLimitClock } from './rate-limit.clock';
-import { RateLimitMiddleware } from './rate-limit.middleware';
 import { RateLimitService } from './rate-limit.service';
 import { RateLimitStorage } from './rate-limit.storage';
 
 /**
- * The limiter. Global so features can read limits; @nestjs/throttler is registered with the Redis
+ * The limiter (applied to every request by app.setup.ts, before body parsing). Global so features can read limits; @nestjs/throttler is registered with the Redis
  * storage, so a feature that adds @UseGuards(ThrottlerGuard) + @Throttle() counts in Redis too.
  */
 @Global()
@@ -23,8 +22,4 @@ import { RateLimitStorage } from './rate-limit.storage';
   providers: [RateLimitStorage, RateLimitService, RateLimitClock, AccountLimitsCache],
   exports: [RateLimitStorage, RateLimitService, RateLimitClock],
 })
-export class RateLimitModule implements NestModule {
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(RateLimitMiddleware).forRoutes({ path: '{*path}', method: RequestMethod.ALL });
-  }
-}
+export class RateLimitModule {}
