@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { AccountsModule } from './accounts/accounts.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
+import { CollectionsModule } from './collections/collections.module';
 import { AuthModule } from './common/auth/auth.module';
 import { CryptoModule } from './common/crypto/crypto.module';
 import { loggerOptions } from './common/http/logger.options';
@@ -9,7 +10,7 @@ import { AppConfigService } from './config/app-config.service';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { DomainsModule } from './domains/domains.module';
-import { CollectionsModule } from './collections/collections.module';
+import { EmailModule } from './email/email.module';
 import { HealthModule } from './health/health.module';
 import { ProjectsModule } from './projects/projects.module';
 import { QueueModule } from './queue/queue.module';
@@ -42,6 +43,7 @@ export class AppModule {
         DomainsModule,
         TemplatesModule,
         SuppressionModule,
+        EmailModule.register(options.config),
         ProjectsModule,
         CollectionsModule,
       ],

@@ -107,6 +107,27 @@ export class EnvSchema {
   @IsString()
   OUTBOX_DIR = 'data/outbox';
 
+  /**
+   * First retry delay of a deferred email in ms. The whole D-20 schedule (10 s, 30 s, 2 min, 10 min, 30 min,
+   * then hourly up to 24 h) scales with it; tests shorten it.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  EMAIL_RETRY_FIRST_DELAY_MS = 10_000;
+
+  /** How often the sweeper looks for accepted emails that have no queue job (D-16), in ms. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  EMAIL_SWEEP_INTERVAL_MS = 30_000;
+
+  /** An accepted email counts as lost by the queue once it has waited this long (ms) without a job. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  EMAIL_SWEEP_AFTER_MS = 60_000;
+
   /** Resolvers for domain verification, as host:port[,host:port]; empty means the system's. */
   @IsOptional()
   @Matches(/^[^,\s]+(,[^,\s]+)*$/, { message: 'DNS_SERVERS must be a comma-separated host:port list' })

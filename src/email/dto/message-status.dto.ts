@@ -1,0 +1,27 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { MESSAGE_STATUSES, MessageStatus } from '../message.entity';
+
+export class MessageEventDto {
+  @ApiProperty({ example: 'sent', description: 'queued, scheduled, sent, delivered, deferred, bounced, failed, cancelled, suppressed, opened, clicked, …' })
+  type: string;
+
+  @ApiProperty({ format: 'date-time' })
+  timestamp: string;
+
+  @ApiPropertyOptional({ example: 'ada@example.org', description: 'The recipient the event concerns, if only one.' })
+  recipient?: string;
+
+  @ApiPropertyOptional({ example: '250 2.0.0 OK queued', description: 'Provider response or reason.' })
+  detail?: string;
+}
+
+export class MessageStatusDto {
+  @ApiProperty({ example: 'msg_4fQ2xY7bN1kLp0sT9uVw3a' })
+  messageId: string;
+
+  @ApiProperty({ enum: MESSAGE_STATUSES })
+  status: MessageStatus;
+
+  @ApiProperty({ type: [MessageEventDto], description: 'Oldest first.' })
+  events: MessageEventDto[];
+}

@@ -1,0 +1,169 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform, Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBase64,
+  IsBoolean,
+  IsIn,
+  IsISO8601,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
+import { MessagePriority, PRIORITIES } from '../message.entity';
+
+const toArray = ({ value }: { value: unknown }) => (typeof value === 'string' ? [value] : value);
+
+export class AttachmentDto {
+  @ApiProperty({ example: 'invoice.pdf', maxLength: 255 })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(255)
+  filename: string;
+
+  @ApiProperty({ example: 'JVBERi0xLjQK', description: 'The file, base64-encoded. All attachments together: at most 25 MB decoded.' })
+  @IsString()
+  @IsBase64(undefined, { message: 'content must be base64' })
+  content: string;
+
+  @ApiPropertyOptional({ example: 'application/pdf', description: 'MIME type; guessed from the file name when absent.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(255)
+  contentType?: string;
+}
+
+export class TrackingDto {
+  @ApiPropertyOptional({ description: 'Count opens with a tracking pixel (stored now; not yet served).' })
+  @IsOptional()
+  @IsBoolean()
+  opens?: boolean;
+
+  @ApiPropertyOptional({ description: 'Rewrite links to count clicks (stored now; not yet served).' })
+  @IsOptional()
+  @IsBoolean()
+  clicks?: boolean;
+
+  @ApiPropertyOptional({ description: 'Add an unsubscribe link and List-Unsubscribe headers (stored now; not yet served).' })
+  @IsOptional()
+  @IsBoolean()
+  unsubscribe?: boolean;
+}
+
+/** The spec's email message. At most 50 recipients in to + cc + bcc (D-14). */
+export class SendEmailDto {
+  @ApiProperty({
+    oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
+    example: ['ada@example.org', 'Grace Hopper <grace@example.org>'],
+    description: 'One address or a list; `Name <address>` is accepted.',
+  })
+  @Transform(toArray)
+  @IsArray({ message: 'to must be an address or a list of addresses' })
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  to: string[];
+
+  @ApiPropertyOptional({ type: [String], example: ['team@example.org'] })
+  @IsOptional()
+  @Transform(toArray)
+  @IsArray()
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  cc?: string[];
+
+  @ApiPropertyOptional({ type: [String], description: 'Receive the message without appearing in its headers.' })
+  @IsOptional()
+  @Transform(toArray)
+  @IsArray()
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  bcc?: string[];
+
+  @ApiProperty({
+    example: 'Acme <hello@mail.acme.com>',
+    description: 'Sender; its domain must be a verified domain of the account (403 DOMAIN_NOT_VERIFIED).',
+  })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(998)
+  from: string;
+
+  @ApiPropertyOptional({ example: 'Your invoice', description: 'Required unless a template gives one.' })
+  @IsOptional()
+  @IsString()
+  subject?: string;
+
+  @ApiPropertyOptional({ description: 'Plain-text body.' })
+  @IsOptional()
+  @IsString()
+  text?: string;
+
+  @ApiPropertyOptional({ description: 'HTML body.' })
+  @IsOptional()
+  @IsString()
+  html?: string;
+
+  @ApiPropertyOptional({ example: 'welcome', description: 'Name of a stored template; renders subject, html and text.' })
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  template?: string;
+
+  @ApiPropertyOptional({ example: { name: 'Ada' }, description: 'Values for the template placeholders.' })
+  @IsOptional()
+  @IsObject()
+  variables?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ description: 'Another name for `variables` (one variant of the endpoint uses it).' })
+  @IsOptional()
+  @IsObject()
+  data?: Record<string, unknown>;
+
+  @ApiPropertyOptional({
+    example: { 'Reply-To': 'support@acme.com', 'X-Campaign': 'spring' },
+    description:
+      'Custom headers, Reply-To included. Names and values may not contain CR or LF; structural headers ' +
+      '(From, To, Cc, Bcc, Subject, Message-ID, Date, MIME-*, Content-*, DKIM-*, Return-Path) cannot be set.',
+  })
+  @IsOptional()
+  @IsObject()
+  headers?: Record<string, string>;
+
+  @ApiPropertyOptional({ type: [AttachmentDto] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => AttachmentDto)
+  attachments?: AttachmentDto[];
+
+  @ApiPropertyOptional({
+    example: '2026-12-24T09:00:00Z',
+    description: 'Deliver at this time (status `scheduled` until then). In the past: now. At most 30 days ahead.',
+  })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  scheduleFor?: string;
+
+  @ApiPropertyOptional({ enum: PRIORITIES, default: 'normal', description: 'Queue priority.' })
+  @IsOptional()
+  @IsIn(PRIORITIES)
+  priority?: MessagePriority;
+
+  @ApiPropertyOptional({ type: TrackingDto, description: 'Stored with the message; opens, clicks and unsubscribe links are not served yet.' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => TrackingDto)
+  tracking?: TrackingDto;
+
+  @ApiPropertyOptional({ example: 'list_4fQ2', description: 'Mailing list identifier, stored with the message (list sends are not served yet: `to` is still required).' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  list?: string;
+}

@@ -1,0 +1,125 @@
+import { InjectQueue } from '@nestjs/bull';
+import { Injectable, Logger } from '@nestjs/common';
+import type { AdvancedSettings, JobOptions, Queue } from 'bull';
+import { AppConfigService } from '../config/app-config.service';
+import { JobName, QueueName } from '../queue/queue.constants';
+import type { MessagePriority } from './message.entity';
+import { RetrySchedule } from './retry-schedule';
+
+export interface DeliverEmailJob {
+  messageId: string;
+}
+
+export interface EnqueueRequest {
+  messageId: string;
+  priority: MessagePriority;
+  /** Not before this time (scheduled messages). */
+  notBefore?: Date | null;
+  /** Attempts already made (a deferred message whose job was lost keeps its place in the schedule). */
+  attemptsMade?: number;
+}
+
+/** Bull priorities: 1 is taken first. Every job carries one, so `normal` does not jump ahead of `low`. */
+const BULL_PRIORITY: Record<MessagePriority, number> = { high: 1, normal: 2, low: 3 };
+const RETRY_STRATEGY = 'mailroom-email-retry';
+/** A request waits at most this long for Redis after its message committed; the sweeper covers the rest. */
+const ENQUEUE_TIMEOUT_MS = 2000;
+
+interface PendingAdd {
+  request: EnqueueRequest;
+  resolve: (queued: boolean) => void;
+}
+
+/**
+ * The producer side of the `email` queue. Job id = message id, so adding twice is harmless. Adds from
+ * concurrent requests go to Redis together (addBulk: one round trip).
+ */
+@Injectable()
+export class EmailQueue {
+  private readonly logger = new Logger(EmailQueue.name);
+  readonly retrySchedule: RetrySchedule;
+  readonly jobName = JobName.DeliverEmail;
+  private readonly waiting: PendingAdd[] = [];
+  private flushScheduled = false;
+
+  constructor(
+    @InjectQueue(QueueName.Email) readonly queue: Queue<DeliverEmailJob>,
+    config: AppConfigService,
+  ) {
+    this.retrySchedule = new RetrySchedule(config.env.EMAIL_RETRY_FIRST_DELAY_MS);
+    // Bull reads custom backoff strategies from the queue's settings when a job fails; the queue is
+    // registered for every feature in QueueModule, so the email strategy is attached here.
+    const settings = (queue as unknown as { settings: AdvancedSettings }).settings;
+    settings.backoffStrategies = {
+      ...settings.backoffStrategies,
+      [RETRY_STRATEGY]: (attemptsMade: number) => this.retrySchedule.delayAfter(attemptsMade),
+    };
+  }
+
+  /** Adds the job; resolves false (never rejects) when Redis did not take it in time. */
+  enqueue(request: EnqueueRequest): Promise<boolean> {
+    return new Promise((resolve) => {
+      this.waiting.push({ request, resolve });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const batch = this.waiting.splice(0);
+    const jobs = batch.map(({ request }) => ({ name: JobName.DeliverEmail, data: { messageId: request.messageId }, opts: this.jobOptions(request) }));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer from Redis within ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
+    });
+    Promise.race([this.queue.addBulk(jobs), timeout])
+      .then(
+        () => batch.forEach((p) => p.resolve(true)),
+        (err: Error) => {
+          this.logger.warn(`Could not queue ${batch.length} email(s), the sweeper will: ${err.message}`);
+          batch.forEach((p) => p.resolve(false));
+        },
+      )
+      .finally(() => clearTimeout(timer));
+  }
+
+  jobOptions(request: EnqueueRequest): JobOptions {
+    const delay = request.notBefore ? Math.max(0, request.notBefore.getTime() - Date.now()) : 0;
+    return {
+      jobId: request.messageId,
+      priority: BULL_PRIORITY[request.priority],
+      ...(delay > 0 ? { delay } : {}),
+      attempts: Math.max(1, this.retrySchedule.maxAttempts - (request.attemptsMade ?? 0)),
+      backoff: { type: RETRY_STRATEGY },
+    };
+  }
+
+  /**
+   * Of these message ids, those with a live job in Redis (waiting, delayed, active, or kept after
+   * completing). A job that failed for good (its attempts used up by unexpected errors) is removed, so
+   * that the message can be queued again.
+   */
+  async withLiveJobs(messageIds: string[]): Promise<Set<string>> {
+    if (messageIds.length === 0) return new Set();
+    const pipeline = this.queue.client.pipeline();
+    for (const id of messageIds) pipeline.exists(this.queue.toKey(id)).zscore(this.queue.toKey('failed'), id);
+    const results = (await pipeline.exec()) ?? [];
+    const live = new Set<string>();
+    for (const [i, id] of messageIds.entries()) {
+      const exists = results[2 * i]?.[1] === 1;
+      const failed = results[2 * i + 1]?.[1] !== null;
+      if (exists && !failed) live.add(id);
+      else if (exists) await this.remove(id);
+    }
+    return live;
+  }
+
+  /** Removes a waiting or delayed job (cancelled message); an active one finds the message cancelled. */
+  async remove(messageId: string): Promise<void> {
+    const job = await this.queue.getJob(messageId);
+    await job?.remove().catch(() => undefined);
+  }
+}

@@ -1,0 +1,195 @@
+import { Injectable } from '@nestjs/common';
+import { AppException } from '../common/errors/app.exception';
+import { ErrorCode } from '../common/errors/error-code';
+import { hostMatchesDomain } from '../common/http/ip-match';
+import { newId } from '../common/ids';
+import type { Domain } from '../domains/domain.entity';
+import { DomainsService } from '../domains/domains.service';
+import { TemplatesService } from '../templates/templates.service';
+import { MessageStatusDto } from './dto/message-status.dto';
+import { SendEmailResponseDto } from './dto/send-email-response.dto';
+import { SendEmailDto } from './dto/send-email.dto';
+import { EmailQueue } from './email.queue';
+import { EmailRepository, NewEvent } from './email.repository';
+import {
+  checkAttachments,
+  checkBodySize,
+  checkCustomHeaders,
+  MAX_RECIPIENTS,
+  parseMailbox,
+  parseRecipients,
+} from './message-content';
+import { Message } from './message.entity';
+import { SuppressionLookup } from './suppression-lookup';
+
+const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600 * 1000;
+/** A scheduled message can be cancelled until this long before its time. */
+const CANCEL_MARGIN_MS = 1000;
+/** Verified domains are looked up once per this period per account and name, not once per send. */
+const DOMAIN_CACHE_MS = 10_000;
+
+export interface SendOptions {
+  /** The key's domain_restrictions (D-8): the `from` domain must be one of them or a subdomain. */
+  allowedFromDomains?: readonly string[];
+}
+
+/** The rules of sending (D-14 … D-19): the only writer of new messages. */
+@Injectable()
+export class EmailService {
+  private readonly domainCache = new Map<string, { domain: Domain; expires: number }>();
+
+  constructor(
+    private readonly repository: EmailRepository,
+    private readonly queue: EmailQueue,
+    private readonly domains: DomainsService,
+    private readonly templates: TemplatesService,
+    private readonly suppression: SuppressionLookup,
+  ) {}
+
+  /** Accepts a message: answers only after it is committed (D-16), then queues its delivery. */
+  async send(accountId: string, dto: SendEmailDto, options: SendOptions = {}): Promise<SendEmailResponseDto> {
+    const from = parseMailbox(dto.from);
+    if (!from) throw AppException.invalidField('from', 'must be an email address, optionally with a name: Name <address>');
+    const fromDomain = from.address.slice(from.address.lastIndexOf('@') + 1).toLowerCase();
+    if (options.allowedFromDomains?.length && !hostMatchesDomain(fromDomain, options.allowedFromDomains)) {
+      throw new AppException(ErrorCode.DomainNotAllowed, `This key may not send from ${fromDomain}`);
+    }
+
+    const to = parseRecipients('to', dto.to);
+    const cc = parseRecipients('cc', dto.cc);
+    const bcc = parseRecipients('bcc', dto.bcc);
+    const count = to.length + cc.length + bcc.length;
+    if (to.length === 0) throw AppException.invalidField('to', 'at least one recipient is required');
+    if (count > MAX_RECIPIENTS) throw AppException.invalidField('to', `at most ${MAX_RECIPIENTS} recipients in to, cc and bcc together; got ${count}`);
+
+    const { replyTo, custom } = checkCustomHeaders(dto.headers);
+    const content = await this.content(accountId, dto);
+    checkBodySize({ ...content, headers: custom });
+    checkAttachments(dto.attachments);
+    const scheduledFor = scheduleTime(dto.scheduleFor);
+
+    if (!(await this.verifiedDomain(accountId, fromDomain))) {
+      throw new AppException(ErrorCode.DomainNotVerified, `${fromDomain} is not a verified domain of this account`, { domain: fromDomain });
+    }
+
+    const envelope = [...new Map([...to, ...cc, ...bcc].map((m) => [m.address.toLowerCase(), m.address])).values()];
+    const suppressedSet = await this.suppression.suppressedAmong(accountId, envelope);
+    const recipients = envelope.filter((address) => !suppressedSet.has(address.toLowerCase()));
+    const suppressed = envelope.filter((address) => suppressedSet.has(address.toLowerCase()));
+    if (recipients.length === 0) {
+      throw new AppException(ErrorCode.AllRecipientsSuppressed, 'Every recipient is on the suppression list', { suppressed });
+    }
+
+    const id = newId('msg');
+    const acceptedAt = new Date();
+    const headerMessageId = `<${id.slice(4)}@${fromDomain}>`;
+
+    const status = scheduledFor ? 'scheduled' : 'queued';
+    const message = Object.assign(new Message(), {
+      id,
+      accountId,
+      status,
+      fromAddress: from.address,
+      fromDomain,
+      subject: content.subject,
+      recipients,
+      pendingRecipients: recipients,
+      suppressedRecipients: suppressed,
+      headerMessageId,
+      content: {
+        from,
+        to,
+        cc,
+        replyTo,
+        ...content,
+        headers: custom,
+        attachments: (dto.attachments ?? []).map((a) => ({ filename: a.filename, content: a.content, ...(a.contentType ? { contentType: a.contentType } : {}) })),
+        date: acceptedAt.toISOString(),
+      },
+      priority: dto.priority ?? 'normal',
+      scheduledFor,
+      tracking: dto.tracking ? { ...dto.tracking } : null,
+      listId: dto.list ?? null,
+      templateName: dto.template ?? null,
+    } satisfies Partial<Message>);
+    const events: NewEvent[] = [
+      { type: 'queued', occurredAt: acceptedAt },
+      ...suppressed.map((recipient): NewEvent => ({ type: 'suppressed', recipient, detail: 'on the suppression list', occurredAt: acceptedAt })),
+      ...(scheduledFor ? [{ type: 'scheduled', detail: scheduledFor.toISOString(), occurredAt: acceptedAt } satisfies NewEvent] : []),
+    ];
+    await this.repository.insert(message, events);
+    // Committed, so accepted (D-16): the answer does not wait for Redis. enqueue() never rejects; a job
+    // that fails to reach Redis is re-added by the sweeper.
+    void this.queue.enqueue({ messageId: id, priority: message.priority, notBefore: scheduledFor });
+
+    return { success: true, messageId: id, status, ...(suppressed.length ? { suppressed } : {}) };
+  }
+
+  async status(accountId: string, messageId: string): Promise<MessageStatusDto> {
+    const message = await this.repository.findForAccount(accountId, messageId);
+    if (!message) throw AppException.notFound('Message', messageId);
+    const events = await this.repository.events(messageId);
+    return {
+      messageId,
+      status: message.status,
+      events: events.map((e) => ({
+        type: e.type,
+        timestamp: e.occurredAt.toISOString(),
+        ...(e.recipient ? { recipient: e.recipient } : {}),
+        ...(e.detail ? { detail: e.detail } : {}),
+      })),
+    };
+  }
+
+  /** Cancels a scheduled message (D-18); 409 once it is due within a second or no longer scheduled. */
+  async cancelScheduled(accountId: string, messageId: string): Promise<MessageStatusDto> {
+    const message = await this.repository.findForAccount(accountId, messageId);
+    if (!message) throw AppException.notFound('Message', messageId);
+    // A message due within the margin may already be with a worker, which would send it anyway.
+    const scheduledAfter = new Date(Date.now() + CANCEL_MARGIN_MS);
+    const cancelled = await this.repository.transition(messageId, ['scheduled'], { status: 'cancelled' }, [{ type: 'cancelled' }], { scheduledAfter });
+    if (!cancelled) {
+      const reason = message.status === 'scheduled' ? 'is due now' : `is ${message.status}, not scheduled`;
+      throw new AppException(ErrorCode.Conflict, `Message ${messageId} ${reason}: it can no longer be cancelled`, { status: message.status });
+    }
+    await this.queue.remove(messageId).catch(() => undefined);
+    return this.status(accountId, messageId);
+  }
+
+  private async content(accountId: string, dto: SendEmailDto): Promise<{ subject: string; text?: string; html?: string }> {
+    if (dto.template) {
+      const rendered = await this.templates.render(accountId, dto.template, { ...(dto.data ?? {}), ...(dto.variables ?? {}) });
+      const subject = dto.subject ?? rendered.subject;
+      if (/[\r\n\0]/.test(subject)) throw AppException.invalidField('subject', 'the rendered subject may not contain CR, LF or NUL');
+      return { subject, text: dto.text ?? rendered.text, html: dto.html ?? rendered.html };
+    }
+    const fields: { field: string; message: string }[] = [];
+    if (dto.subject === undefined || dto.subject.trim() === '') fields.push({ field: 'subject', message: 'subject is required unless a template gives it' });
+    if (dto.text === undefined && dto.html === undefined) fields.push({ field: 'text', message: 'text or html (or a template) is required' });
+    if (fields.length) throw AppException.validation(fields);
+    if (/[\r\n\0]/.test(dto.subject!)) throw AppException.invalidField('subject', 'may not contain CR, LF or NUL');
+    return { subject: dto.subject!, text: dto.text, html: dto.html };
+  }
+
+  private async verifiedDomain(accountId: string, name: string): Promise<Domain | null> {
+    const cacheKey = `${accountId}/${name}`;
+    const cached = this.domainCache.get(cacheKey);
+    if (cached && cached.expires > Date.now()) return cached.domain;
+    const domain = await this.domains.findVerified(accountId, name);
+    // Only hits are kept: a domain verified a moment ago must work at once.
+    if (domain) {
+      if (this.domainCache.size > 10_000) this.domainCache.clear();
+      this.domainCache.set(cacheKey, { domain, expires: Date.now() + DOMAIN_CACHE_MS });
+    }
+    return domain;
+  }
+}
+
+/** D-18: past → now (null), more than 30 days ahead → 400. */
+function scheduleTime(scheduleFor: string | undefined): Date | null {
+  if (!scheduleFor) return null;
+  const at = new Date(scheduleFor);
+  const ahead = at.getTime() - Date.now();
+  if (ahead > MAX_SCHEDULE_AHEAD_MS) throw AppException.invalidField('scheduleFor', 'may be at most 30 days ahead');
+  return ahead > 0 ? at : null;
+}

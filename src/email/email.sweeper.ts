@@ -1,0 +1,80 @@
+import { randomBytes } from 'node:crypto';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { AppConfigService } from '../config/app-config.service';
+import { RedisService } from '../redis/redis.service';
+import { EmailQueue } from './email.queue';
+import { EmailRepository } from './email.repository';
+
+const PAGE = 500;
+const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+/**
+ * D-16: a message is committed before its job is added, so a Redis outage in between (or a lost Redis)
+ * leaves accepted messages without a job. Every EMAIL_SWEEP_INTERVAL_MS one instance (Redis lock) walks
+ * the messages still awaiting delivery and re-adds the job of each one that has none.
+ */
+@Injectable()
+export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(EmailSweeper.name);
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<number>;
+
+  constructor(
+    private readonly repository: EmailRepository,
+    private readonly emailQueue: EmailQueue,
+    private readonly redis: RedisService,
+    private readonly config: AppConfigService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => {
+      if (this.running) return;
+      this.running = this.sweep()
+        .catch((err: Error) => {
+          this.logger.warn(`Sweep failed: ${err.message}`);
+          return 0;
+        })
+        .finally(() => (this.running = undefined));
+    }, this.config.env.EMAIL_SWEEP_INTERVAL_MS);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** Re-adds missing jobs; returns how many. */
+  async sweep(): Promise<number> {
+    const lockKey = this.redis.key('email', 'sweeper-lock');
+    const token = randomBytes(8).toString('hex');
+    const locked = await this.redis.client.set(lockKey, token, 'PX', this.config.env.EMAIL_SWEEP_INTERVAL_MS, 'NX');
+    if (locked !== 'OK') return 0;
+    try {
+      const olderThan = new Date(Date.now() - this.config.env.EMAIL_SWEEP_AFTER_MS);
+      let afterId = '';
+      let requeued = 0;
+      for (;;) {
+        const page = await this.repository.awaitingDelivery(olderThan, afterId, PAGE);
+        if (page.length === 0) break;
+        afterId = page[page.length - 1].id;
+        const withJobs = await this.emailQueue.withLiveJobs(page.map((m) => m.id));
+        const lost = page.filter((m) => !withJobs.has(m.id));
+        if (lost.length) {
+          await this.emailQueue.queue.addBulk(
+            lost.map((m) => ({
+              name: this.emailQueue.jobName,
+              data: { messageId: m.id },
+              opts: this.emailQueue.jobOptions({ messageId: m.id, priority: m.priority, notBefore: m.scheduledFor, attemptsMade: m.attempts }),
+            })),
+          );
+          requeued += lost.length;
+        }
+        if (page.length < PAGE) break;
+      }
+      if (requeued) this.logger.log(`Re-queued ${requeued} accepted email(s) that had no queue job`);
+      return requeued;
+    } finally {
+      await this.redis.client.eval(RELEASE_SCRIPT, 1, lockKey, token).catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,47 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { Message } from './message.entity';
+
+/** Event types of a message (D-15); the tracking and provider-event features add theirs to the same table. */
+export type MessageEventType =
+  | 'queued'
+  | 'scheduled'
+  | 'sent'
+  | 'delivered'
+  | 'deferred'
+  | 'bounced'
+  | 'failed'
+  | 'cancelled'
+  | 'suppressed'
+  | 'opened'
+  | 'clicked'
+  | 'complained'
+  | 'unsubscribed';
+
+/** Something that happened to a message, for GET /email/status/{messageId}. */
+@Entity('message_events')
+@Index('IX_message_events_message', ['messageId', 'occurredAt'])
+export class MessageEvent {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  @Column({ type: 'varchar', length: 40 })
+  messageId: string;
+
+  @ManyToOne(() => Message, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'message_id' })
+  message?: Message;
+
+  @Column({ type: 'varchar', length: 20 })
+  type: MessageEventType;
+
+  /** The recipient the event is about; null when it concerns the whole message. */
+  @Column({ type: 'varchar', length: 320, nullable: true })
+  recipient: string | null;
+
+  /** Provider response or reason, for people reading the status. */
+  @Column({ type: 'text', nullable: true })
+  detail: string | null;
+
+  @Column({ type: 'timestamptz' })
+  occurredAt: Date;
+}

@@ -1,0 +1,121 @@
+import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { Account } from '../accounts/account.entity';
+
+/** Message states (D-15). `delivered` arrives later from provider events. */
+export const MESSAGE_STATUSES = ['queued', 'scheduled', 'sent', 'delivered', 'deferred', 'bounced', 'failed', 'cancelled'] as const;
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+
+/** States in which a message still waits for a delivery attempt (and so must have a queue job). */
+export const AWAITING_DELIVERY: readonly MessageStatus[] = ['queued', 'scheduled', 'deferred'];
+
+export const PRIORITIES = ['high', 'normal', 'low'] as const;
+export type MessagePriority = (typeof PRIORITIES)[number];
+
+/**
+ * What the message is made of, as accepted: enough to compose the same MIME bytes at every attempt
+ * (composition is deterministic: fixed Date, Message-ID and multipart boundaries).
+ */
+export interface MessageContent {
+  from: { name: string; address: string };
+  to: { name: string; address: string }[];
+  cc: { name: string; address: string }[];
+  replyTo: { name: string; address: string }[];
+  subject: string;
+  text?: string;
+  html?: string;
+  headers: Record<string, string>;
+  /** Content as given: base64. */
+  attachments: { filename: string; content: string; contentType?: string }[];
+  /** The Date header, ISO 8601. */
+  date: string;
+}
+
+export interface MessageTracking {
+  opens?: boolean;
+  clicks?: boolean;
+  unsubscribe?: boolean;
+}
+
+/**
+ * One accepted send (D-15): its envelope and its content, from which every attempt composes the same
+ * bytes with the same Message-ID (D-16).
+ */
+@Entity('messages')
+@Index('IX_messages_account_created', ['accountId', 'createdAt'])
+@Index('IX_messages_awaiting_delivery', ['updatedAt'], { where: `"status" IN ('queued', 'scheduled', 'deferred')` })
+export class Message {
+  @PrimaryColumn({ type: 'varchar', length: 40 })
+  id: string;
+
+  @Column({ type: 'varchar', length: 40 })
+  accountId: string;
+
+  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'account_id' })
+  account?: Account;
+
+  @Column({ type: 'varchar', length: 12 })
+  status: MessageStatus;
+
+  /** Envelope sender: the bare address of `from`. */
+  @Column({ type: 'varchar', length: 320 })
+  fromAddress: string;
+
+  /** Lower-cased domain of `fromAddress`: whose DKIM key signs the message. */
+  @Column({ type: 'varchar', length: 253 })
+  fromDomain: string;
+
+  @Column({ type: 'text' })
+  subject: string;
+
+  /** Every envelope recipient (to, cc, bcc) the message goes to, suppressed ones excluded. */
+  @Column({ type: 'jsonb' })
+  recipients: string[];
+
+  /** Recipients without a final answer yet: the next attempt sends to these only. */
+  @Column({ type: 'jsonb' })
+  pendingRecipients: string[];
+
+  /** Recipients dropped at acceptance because they are on the suppression list (D-19). */
+  @Column({ type: 'jsonb' })
+  suppressedRecipients: string[];
+
+  /** The RFC 5322 Message-ID, with its angle brackets. */
+  @Column({ type: 'varchar', length: 300 })
+  headerMessageId: string;
+
+  @Column({ type: 'jsonb' })
+  content: MessageContent;
+
+  @Column({ type: 'varchar', length: 6 })
+  priority: MessagePriority;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  scheduledFor: Date | null;
+
+  /** As given; the tracking feature serves it. */
+  @Column({ type: 'jsonb', nullable: true })
+  tracking: MessageTracking | null;
+
+  /** Mailing list id as given; the lists feature serves it. */
+  @Column({ type: 'varchar', length: 100, nullable: true })
+  listId: string | null;
+
+  @Column({ type: 'varchar', length: 200, nullable: true })
+  templateName: string | null;
+
+  @Column({ type: 'int', default: 0 })
+  attempts: number;
+
+  @Column({ type: 'text', nullable: true })
+  lastError: string | null;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  sentAt: Date | null;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ type: 'timestamptz' })
+  updatedAt: Date;
+}

@@ -1,0 +1,32 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import nodemailer from 'nodemailer';
+import type { MailTransport, OutgoingEmail, TransportResult } from './mail-transport';
+
+/**
+ * Used when SMTP_URL is unset (D-20): writes each email, DKIM-signed as it would have gone out, to
+ * `<OUTBOX_DIR>/<messageId>.eml`, with the envelope in X-Outbox-* lines ahead of it, and reports every
+ * recipient accepted.
+ */
+export class OutboxTransport implements MailTransport {
+  readonly name = 'outbox';
+  private readonly signer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
+
+  constructor(private readonly directory: string) {}
+
+  async send(email: OutgoingEmail): Promise<TransportResult> {
+    const info = await this.signer.sendMail({
+      envelope: { from: email.from, to: email.recipients },
+      raw: email.raw,
+      ...(email.dkim ? { dkim: email.dkim } : {}),
+    });
+    const envelope = `X-Outbox-Mail-From: <${email.from}>\r\n${email.recipients.map((r) => `X-Outbox-Rcpt-To: <${r}>\r\n`).join('')}`;
+    await mkdir(this.directory, { recursive: true });
+    await writeFile(join(this.directory, `${email.messageId}.eml`), Buffer.concat([Buffer.from(envelope), info.message as Buffer]));
+    return { accepted: [...email.recipients], rejected: [], response: `250 written to ${this.directory}` };
+  }
+
+  async close(): Promise<void> {
+    this.signer.close();
+  }
+}

@@ -1,0 +1,84 @@
+import { randomBytes } from 'node:crypto';
+import { createVerifiedDomain } from '../support/email-fixtures';
+import { bearer, createAccount } from '../support/factories';
+import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
+import { createTestApp, TestApp } from '../support/test-app';
+
+// APP_ROLE split and the shared pacer: an API-only instance queues, worker instances deliver, and two
+// workers together stay under SMTP_MAX_RATE.
+describe('email workers', () => {
+  let api: TestApp;
+  const workers: TestApp[] = [];
+  let sink: SmtpSink;
+  let adminKey: string;
+  const domain = 'workers.acme.test';
+  const rate = 4;
+
+  beforeAll(async () => {
+    sink = await startSmtpSink();
+    api = await createTestApp({ env: { APP_ROLE: 'api' } });
+    const account = await createAccount(api);
+    adminKey = account.adminKey;
+    await createVerifiedDomain(api, account.accountId, domain);
+  });
+
+  afterAll(async () => {
+    for (const worker of workers) await worker.close();
+    await api.close();
+    await sink.close();
+  });
+
+  const startWorker = async () => {
+    workers.push(
+      await createTestApp({
+        shareWith: api,
+        // The whole D-20 schedule (24 h) shrinks to about 9 s.
+        env: { APP_ROLE: 'worker', SMTP_URL: sink.url, SMTP_MAX_RATE: String(rate), EMAIL_RETRY_FIRST_DELAY_MS: '1' },
+      }),
+    );
+  };
+  const send = (subject: string) =>
+    api.http.post('/email/send').set(bearer(adminKey)).send({ from: `hello@${domain}`, to: 'ada@example.org', subject, text: 'x' }).expect(200);
+
+  it('queues on an API-only instance and delivers from a worker instance', async () => {
+    const subject = `role ${randomBytes(4).toString('hex')}`;
+    const res = await send(subject);
+    const queue = await api.http.get(`/email/status/${res.body.messageId}`).set(bearer(adminKey)).expect(200);
+    expect(queue.body.status).toBe('queued');
+    expect(sink.count).toBe(0);
+
+    await startWorker();
+    await sink.waitFor((m) => m.parsed?.subject === subject);
+  });
+
+  it('never hands the provider more than SMTP_MAX_RATE emails a second, across workers', async () => {
+    await startWorker();
+    const batch = randomBytes(4).toString('hex');
+    const subjects = Array.from({ length: 2 * rate + 1 }, (_, i) => `paced ${batch} ${i}`);
+    await Promise.all(subjects.map(send));
+    const mails = await Promise.all(subjects.map((s) => sink.waitFor((m) => m.parsed?.subject === s)));
+    const times = mails.map((m) => m.receivedAt).sort((a, b) => a - b);
+    // Any `rate + 1` consecutive emails span a second at the pacer; arrival times add the jitter of SMTP
+    // (a worker's first email also opens its connection), hence the margin. Unpaced, all arrive at once.
+    for (let i = 0; i + rate < times.length; i++) expect(times[i + rate] - times[i]).toBeGreaterThanOrEqual(750);
+    expect(times[times.length - 1] - times[0]).toBeGreaterThanOrEqual(1750);
+  });
+
+  it('fails a message the provider keeps deferring once the retry schedule is used up', async () => {
+    const attempts = 29; // 1 + the D-20 retries within 24 h
+    sink.failNext(attempts, 451);
+    const subject = `always deferred ${randomBytes(4).toString('hex')}`;
+    const res = await send(subject);
+    let status: { status: string; events: { type: string; detail?: string }[] } = { status: 'queued', events: [] };
+    for (let i = 0; i < 300 && status.status !== 'failed'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = (await api.http.get(`/email/status/${res.body.messageId}`).set(bearer(adminKey)).expect(200)).body;
+    }
+    expect(status.status).toBe('failed');
+    const types = status.events.map((e) => e.type);
+    expect(types.filter((t) => t === 'deferred')).toHaveLength(attempts - 1);
+    expect(types[types.length - 1]).toBe('failed');
+    expect(status.events[status.events.length - 1].detail).toContain(`after ${attempts} attempts`);
+    expect(sink.messages.some((m) => m.parsed?.subject === subject)).toBe(false);
+  });
+});

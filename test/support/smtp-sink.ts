@@ -1,0 +1,112 @@
+import type { AddressInfo } from 'node:net';
+import { ParsedMail, simpleParser } from 'mailparser';
+import { SMTPServer, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
+
+export interface ReceivedMail {
+  envelope: { mailFrom: string; rcptTo: string[] };
+  /** The message exactly as it arrived. */
+  raw: Buffer;
+  /** Parsed with mailparser (absent when the sink was started with parse: false). */
+  parsed?: ParsedMail;
+  /** Date.now() when the sink answered 250 to the message. */
+  receivedAt: number;
+}
+
+export interface SmtpSink {
+  /** smtp://127.0.0.1:<port>, for SMTP_URL. */
+  url: string;
+  port: number;
+  messages: ReceivedMail[];
+  /** Messages taken (250) so far, parsed or not. */
+  readonly count: number;
+  /** The next `count` messages get `code message` at the end of DATA (451 → retried, 550 → bounced). */
+  failNext(count: number, code: number, message?: string): void;
+  /** RCPT TO for this address gets `code message` until cleared. */
+  rejectRecipient(address: string, code: number, message?: string): void;
+  clearRejections(): void;
+  /** Resolves with the first message (already received or to come) that matches. */
+  waitFor(predicate: (mail: ReceivedMail) => boolean, timeoutMs?: number): Promise<ReceivedMail>;
+  close(): Promise<void>;
+}
+
+function smtpError(code: number, message: string): Error & { responseCode: number } {
+  return Object.assign(new Error(message), { responseCode: code });
+}
+
+/**
+ * A real SMTP server in the test process (smtp-server), recording the envelope, the raw source and the
+ * parsed message of everything it accepts; it can be told to answer 4xx/5xx.
+ */
+export async function startSmtpSink(options: { parse?: boolean } = {}): Promise<SmtpSink> {
+  const parse = options.parse ?? true;
+  const messages: ReceivedMail[] = [];
+  const waiters: { predicate: (mail: ReceivedMail) => boolean; resolve: (mail: ReceivedMail) => void }[] = [];
+  const failures: { code: number; message: string }[] = [];
+  const rejections = new Map<string, { code: number; message: string }>();
+  let count = 0;
+
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    size: 60 * 1024 * 1024,
+    onRcptTo(address, _session, callback) {
+      const rejection = rejections.get(address.address.toLowerCase());
+      callback(rejection ? smtpError(rejection.code, rejection.message) : undefined);
+    },
+    onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        const failure = failures.shift();
+        if (failure) return callback(smtpError(failure.code, failure.message));
+        count++;
+        const receivedAt = Date.now();
+        const raw = Buffer.concat(chunks);
+        const envelope = {
+          mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          rcptTo: session.envelope.rcptTo.map((r) => r.address),
+        };
+        callback(null, 'OK queued');
+        if (!parse) return;
+        void simpleParser(raw).then((parsed) => {
+          const mail = { envelope, raw, parsed, receivedAt };
+          messages.push(mail);
+          for (const waiter of [...waiters]) {
+            if (waiter.predicate(mail)) {
+              waiters.splice(waiters.indexOf(waiter), 1);
+              waiter.resolve(mail);
+            }
+          }
+        });
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.server.address() as AddressInfo;
+
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    port,
+    messages,
+    get count() {
+      return count;
+    },
+    failNext: (n, code, message = code >= 500 ? '5.1.1 Mailbox unavailable' : '4.3.0 Try again later') => {
+      for (let i = 0; i < n; i++) failures.push({ code, message });
+    },
+    rejectRecipient: (address, code, message = code >= 500 ? '5.1.1 No such user' : '4.2.1 Mailbox busy') => {
+      rejections.set(address.toLowerCase(), { code, message });
+    },
+    clearRejections: () => rejections.clear(),
+    waitFor: (predicate, timeoutMs = 20_000) => {
+      const found = messages.find(predicate);
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no matching mail arrived within ${timeoutMs} ms`)), timeoutMs);
+        waiters.push({ predicate, resolve: (mail) => (clearTimeout(timer), resolve(mail)) });
+      });
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
