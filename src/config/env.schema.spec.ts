@@ -1,4 +1,6 @@
-import { validateEnv } from './env.schema';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ENV_KEYS, validateEnv } from './env.schema';
 
 describe('validateEnv', () => {
   it('gives the D-35 defaults on an empty environment', () => {
@@ -36,5 +38,10 @@ describe('validateEnv', () => {
   it('accepts a well-formed bootstrap admin key for the configured prefix', () => {
     const key = `acme_sk_admin_${'ab'.repeat(32)}`;
     expect(validateEnv({ KEY_PREFIX: 'acme', BOOTSTRAP_ADMIN_KEY: key }).BOOTSTRAP_ADMIN_KEY).toBe(key);
+  });
+
+  it('is documented: the README’s configuration table names every variable', () => {
+    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+    expect(ENV_KEYS.filter((key) => !readme.includes(`| \`${key}\` |`))).toEqual([]);
   });
 });
