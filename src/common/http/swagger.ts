@@ -24,6 +24,15 @@ export function setupSwagger(app: INestApplication, config: AppConfigService): v
             `(\`${config.keyPrefix}_pk_…\`) in \`X-Public-Token\`. Missing or invalid credentials get 401, a valid key ` +
             'without the permission 403.',
           '',
+          '## Rate limits',
+          'Every response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` (Unix seconds) and ' +
+            '`X-RateLimit-Scope` (`api-key`, `account`, `endpoint`, `ip`) for the tightest limit that applied. A 429 adds ' +
+            '`Retry-After` and `X-RateLimit-RetryAfter`; `GET /rate-limits/status` shows every limit of the calling key.',
+          '',
+          '## Idempotency',
+          'Send endpoints take an `Idempotency-Key` header: the same key and body within 24 h returns the first answer ' +
+            'again (`Idempotent-Replayed: true`); the same key with another body is 409 `IDEMPOTENCY_CONFLICT`.',
+          '',
           '<a id="errors"></a>',
           '## Errors',
           'Every error has one body: `{"error": {"code", "message", "details"}, "documentation"}`.',
