@@ -1,22 +1,12 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { Account } from '../accounts/account.entity';
+import { Column, CreateDateColumn, Entity, Index } from 'typeorm';
+import { AccountOwned } from '../accounts/account-owned';
 import type { KeyRestrictions } from '../common/auth/auth-context';
 import type { KeyType, Permission } from '../common/auth/permissions';
 
 /** An API key. Only the sha256 of the secret is stored (D-4). */
 @Entity('api_keys')
-export class ApiKey {
-  @PrimaryColumn({ type: 'varchar', length: 40 })
-  id: string;
-
-  @Index()
-  @Column({ type: 'varchar', length: 40 })
-  accountId: string;
-
-  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
-  account?: Account;
-
+@Index(['accountId'])
+export class ApiKey extends AccountOwned {
   @Column({ type: 'varchar', length: 200 })
   name: string;
 

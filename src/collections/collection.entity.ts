@@ -1,22 +1,12 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import { Account } from '../accounts/account.entity';
+import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, UpdateDateColumn } from 'typeorm';
+import { AccountOwned } from '../accounts/account-owned';
 import type { FormSettings } from '../domains/domain-settings';
 import { Project } from '../projects/project.entity';
 
 /** A named set of forms, posted to at /c/{collection}/{form}; optionally part of a project. */
 @Entity('collections')
 @Index('UQ_collections_account_slug', ['accountId', 'slug'], { unique: true })
-export class Collection {
-  @PrimaryColumn({ type: 'varchar', length: 40 })
-  id: string;
-
-  @Column({ type: 'varchar', length: 40 })
-  accountId: string;
-
-  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
-  account?: Account;
-
+export class Collection extends AccountOwned {
   @Column({ type: 'varchar', length: 63 })
   slug: string;
 

@@ -1,5 +1,5 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import { Account } from '../accounts/account.entity';
+import { Column, CreateDateColumn, Entity, Index, UpdateDateColumn } from 'typeorm';
+import { AccountOwned } from '../accounts/account-owned';
 import type { FormSettings } from './domain-settings';
 
 export type DomainStatus = 'pending' | 'verified' | 'failed';
@@ -18,17 +18,7 @@ export interface DomainSettings {
 @Entity('domains')
 @Index('UQ_domains_account_name', ['accountId', 'name'], { unique: true })
 @Index('UQ_domains_verified_name', ['name'], { unique: true, where: `"status" = 'verified'` })
-export class Domain {
-  @PrimaryColumn({ type: 'varchar', length: 40 })
-  id: string;
-
-  @Column({ type: 'varchar', length: 40 })
-  accountId: string;
-
-  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
-  account?: Account;
-
+export class Domain extends AccountOwned {
   /** Lower-cased domain name. */
   @Column({ type: 'varchar', length: 253 })
   name: string;

@@ -1,5 +1,5 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { Account } from '../accounts/account.entity';
+import { Column, CreateDateColumn, Entity, Index } from 'typeorm';
+import { AccountOwned } from '../accounts/account-owned';
 
 export const SUPPRESSION_REASONS = ['bounced', 'complained', 'unsubscribed', 'manual'] as const;
 export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
@@ -8,17 +8,7 @@ export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
 @Entity('suppression_entries')
 @Index('UQ_suppression_entries_account_email', ['accountId', 'email'], { unique: true })
 @Index('IDX_suppression_entries_account_created', ['accountId', 'createdAt', 'id'])
-export class SuppressionEntry {
-  @PrimaryColumn({ type: 'varchar', length: 40 })
-  id: string;
-
-  @Column({ type: 'varchar', length: 40 })
-  accountId: string;
-
-  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
-  account?: Account;
-
+export class SuppressionEntry extends AccountOwned {
   /** Lower-cased address. */
   @Column({ type: 'varchar', length: 320 })
   email: string;

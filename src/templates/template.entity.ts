@@ -1,20 +1,10 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import { Account } from '../accounts/account.entity';
+import { Column, CreateDateColumn, Entity, Index, UpdateDateColumn } from 'typeorm';
+import { AccountOwned } from '../accounts/account-owned';
 
 /** A Handlebars email template stored through the API (D-21), named uniquely within its account. */
 @Entity('templates')
 @Index('UQ_templates_account_name', ['accountId', 'name'], { unique: true })
-export class Template {
-  @PrimaryColumn({ type: 'varchar', length: 40 })
-  id: string;
-
-  @Column({ type: 'varchar', length: 40 })
-  accountId: string;
-
-  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
-  account?: Account;
-
+export class Template extends AccountOwned {
   @Column({ type: 'varchar', length: 100 })
   name: string;
 
