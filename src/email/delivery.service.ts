@@ -95,7 +95,7 @@ export class DeliveryService {
     // Bounced recipients of a message others received leave it `sent`; the per-recipient events tell.
 
     const lastError = [...bounced, ...temporary][0]?.response ?? null;
-    const moved = await this.repository.transition(message.id, AWAITING_DELIVERY, {
+    const moved = await this.repository.recordAttempt(message.id, {
       status,
       pendingRecipients: status === 'deferred' ? pending : [],
       attempts: message.attempts + 1,

@@ -1,6 +1,7 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger } from '@nestjs/common';
 import type { AdvancedSettings, JobOptions, Queue } from 'bull';
+import { allFulfilled, MicroBatch } from '../common/micro-batch';
 import { AppConfigService } from '../config/app-config.service';
 import { JobName, QueueName } from '../queue/queue.constants';
 import type { MessagePriority } from './message.entity';
@@ -25,10 +26,9 @@ const RETRY_STRATEGY = 'mailroom-email-retry';
 /** A request waits at most this long for Redis after its message committed; the sweeper covers the rest. */
 const ENQUEUE_TIMEOUT_MS = 2000;
 
-interface PendingAdd {
-  request: EnqueueRequest;
-  resolve: (queued: boolean) => void;
-}
+/** Adds of concurrent requests share one addBulk. */
+const MAX_BULK = 500;
+const MAX_CONCURRENT_BULKS = 4;
 
 /**
  * The producer side of the `email` queue. Job id = message id, so adding twice is harmless. Adds from
@@ -39,8 +39,7 @@ export class EmailQueue {
   private readonly logger = new Logger(EmailQueue.name);
   readonly retrySchedule: RetrySchedule;
   readonly jobName = JobName.DeliverEmail;
-  private readonly waiting: PendingAdd[] = [];
-  private flushScheduled = false;
+  private readonly adds = new MicroBatch<EnqueueRequest, boolean>((requests) => this.addBulk(requests), MAX_BULK, MAX_CONCURRENT_BULKS);
 
   constructor(
     @InjectQueue(QueueName.Email) readonly queue: Queue<DeliverEmailJob>,
@@ -58,32 +57,24 @@ export class EmailQueue {
 
   /** Adds the job; resolves false (never rejects) when Redis did not take it in time. */
   enqueue(request: EnqueueRequest): Promise<boolean> {
-    return new Promise((resolve) => {
-      this.waiting.push({ request, resolve });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.flush());
-      }
-    });
+    return this.adds.submit(request);
   }
 
-  private flush(): void {
-    this.flushScheduled = false;
-    const batch = this.waiting.splice(0);
-    const jobs = batch.map(({ request }) => ({ name: JobName.DeliverEmail, data: { messageId: request.messageId }, opts: this.jobOptions(request) }));
+  private async addBulk(requests: EnqueueRequest[]): Promise<PromiseSettledResult<boolean>[]> {
+    const jobs = requests.map((request) => ({ name: JobName.DeliverEmail, data: { messageId: request.messageId }, opts: this.jobOptions(request) }));
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer from Redis within ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
     });
-    Promise.race([this.queue.addBulk(jobs), timeout])
-      .then(
-        () => batch.forEach((p) => p.resolve(true)),
-        (err: Error) => {
-          this.logger.warn(`Could not queue ${batch.length} email(s), the sweeper will: ${err.message}`);
-          batch.forEach((p) => p.resolve(false));
-        },
-      )
-      .finally(() => clearTimeout(timer));
+    try {
+      await Promise.race([this.queue.addBulk(jobs), timeout]);
+      return allFulfilled(requests.map(() => true));
+    } catch (err) {
+      this.logger.warn(`Could not queue ${requests.length} email(s), the sweeper will: ${(err as Error).message}`);
+      return allFulfilled(requests.map(() => false));
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   jobOptions(request: EnqueueRequest): JobOptions {

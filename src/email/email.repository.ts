@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { MessageEvent, MessageEventType } from './message-event.entity';
 import { AWAITING_DELIVERY, Message, MessageStatus } from './message.entity';
+import { allFulfilled, MicroBatch } from '../common/micro-batch';
 
 export interface NewEvent {
   type: MessageEventType;
@@ -37,16 +38,50 @@ export interface TransitionChanges {
   sentAt?: Date;
 }
 
-interface PendingInsert {
+interface NewMessage {
   message: Message;
   events: NewEvent[];
-  resolve: () => void;
-  reject: (err: unknown) => void;
 }
 
 /** Inserts that arrive while a flush runs wait for the next one; so busy periods commit many at once. */
 const MAX_BATCH = 200;
 const MAX_CONCURRENT_FLUSHES = 4;
+
+const settle = <T>(promise: Promise<T>): Promise<PromiseSettledResult<T>> =>
+  promise.then(
+    (value) => ({ status: 'fulfilled', value }),
+    (reason: unknown) => ({ status: 'rejected', reason }),
+  );
+
+/** The delivery worker's loads and results: concurrent jobs share statements the same way. */
+const MAX_DELIVERY_BATCH = 100;
+const MAX_CONCURRENT_DELIVERY_BATCHES = 2;
+
+interface AttemptResult {
+  messageId: string;
+  changes: TransitionChanges;
+  events: NewEvent[];
+}
+
+interface AttemptRow {
+  id: string;
+  status: MessageStatus;
+  pending_recipients: string[] | null;
+  attempts: number | null;
+  set_last_error: boolean;
+  last_error: string | null;
+  sent_at: Date | null;
+}
+
+interface AttemptEventRow {
+  /** Events are written in this order, so that their ids keep the order the worker gave them. */
+  n: number;
+  message_id: string;
+  type: string;
+  recipient: string | null;
+  detail: string | null;
+  occurred_at: Date;
+}
 
 /**
  * Queries and transactions for messages and their events. New messages are written by group commit: the
@@ -55,44 +90,34 @@ const MAX_CONCURRENT_FLUSHES = 4;
  */
 @Injectable()
 export class EmailRepository {
-  private readonly waiting: PendingInsert[] = [];
-  private flushing = 0;
-  private flushScheduled = false;
+  private readonly inserts = new MicroBatch<NewMessage, void>(
+    async (batch) => {
+      await this.writeBatch(batch);
+      return allFulfilled(batch.map(() => undefined));
+    },
+    MAX_BATCH,
+    MAX_CONCURRENT_FLUSHES,
+  );
+  private readonly deliveryLoads = new MicroBatch<string, DeliverableMessage | null>(
+    (ids) => this.loadForDelivery(ids),
+    MAX_DELIVERY_BATCH,
+    MAX_CONCURRENT_DELIVERY_BATCHES,
+  );
+  private readonly attemptResults = new MicroBatch<AttemptResult, boolean>(
+    (results) => this.writeAttemptResults(results),
+    MAX_DELIVERY_BATCH,
+    MAX_CONCURRENT_DELIVERY_BATCHES,
+  );
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** Resolves once the message and its events are committed. */
   insert(message: Message, events: NewEvent[]): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ message, events, resolve, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => {
-          this.flushScheduled = false;
-          this.flush();
-        });
-      }
-    });
-  }
-
-  private flush(): void {
-    while (this.waiting.length > 0 && this.flushing < MAX_CONCURRENT_FLUSHES) {
-      const batch = this.waiting.splice(0, MAX_BATCH);
-      this.flushing++;
-      this.writeBatch(batch)
-        .then(
-          () => batch.forEach((p) => p.resolve()),
-          (err) => batch.forEach((p) => p.reject(err)),
-        )
-        .finally(() => {
-          this.flushing--;
-          this.flush();
-        });
-    }
+    return this.inserts.submit({ message, events });
   }
 
   /** One statement (so one round trip and atomic without BEGIN/COMMIT): the messages, then their events. */
-  private async writeBatch(batch: PendingInsert[]): Promise<void> {
+  private async writeBatch(batch: NewMessage[]): Promise<void> {
     const params: unknown[] = [];
     const placeholders = (values: unknown[]) => `(${values.map((v) => `$${params.push(v)}`).join(', ')})`;
     const messageRows = batch.map(({ message: m }) =>
@@ -135,27 +160,36 @@ export class EmailRepository {
     });
   }
 
-  /** What a delivery attempt needs of a message. */
-  async findForDelivery(messageId: string): Promise<DeliverableMessage | null> {
+  /** What a delivery attempt needs of a message. Concurrent loads share one query. */
+  findForDelivery(messageId: string): Promise<DeliverableMessage | null> {
+    return this.deliveryLoads.submit(messageId);
+  }
+
+  private async loadForDelivery(messageIds: string[]): Promise<PromiseSettledResult<DeliverableMessage | null>[]> {
     const rows: DeliverableRow[] = await this.dataSource.query(
       'SELECT id, account_id, status, from_address, from_domain, pending_recipients, header_message_id, content, attempts, sent_at ' +
-        'FROM messages WHERE id = $1',
-      [messageId],
+        'FROM messages WHERE id = ANY($1::varchar[])',
+      [[...new Set(messageIds)]],
     );
-    const row = rows[0];
-    if (!row) return null;
-    return {
-      id: row.id,
-      accountId: row.account_id,
-      status: row.status,
-      fromAddress: row.from_address,
-      fromDomain: row.from_domain,
-      pendingRecipients: row.pending_recipients,
-      headerMessageId: row.header_message_id,
-      content: row.content,
-      attempts: row.attempts,
-      sentAt: row.sent_at,
-    };
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return messageIds.map((id): PromiseSettledResult<DeliverableMessage | null> => {
+      const row = byId.get(id);
+      if (!row) return { status: 'fulfilled', value: null };
+      const value: DeliverableMessage = {
+        id: row.id,
+        accountId: row.account_id,
+        status: row.status,
+        fromAddress: row.from_address,
+        fromDomain: row.from_domain,
+        // Each caller gets its own copy: the rows of a duplicated id must not share arrays.
+        pendingRecipients: [...row.pending_recipients],
+        headerMessageId: row.header_message_id,
+        content: row.content,
+        attempts: row.attempts,
+        sentAt: row.sent_at,
+      };
+      return { status: 'fulfilled', value };
+    });
   }
 
   events(messageId: string): Promise<MessageEvent[]> {
@@ -200,6 +234,86 @@ export class EmailRepository {
       params,
     );
     return rows[0].moved > 0;
+  }
+
+  /**
+   * The result of a delivery attempt: transition(messageId, AWAITING_DELIVERY, changes, events), with the
+   * results of concurrent attempts written by one statement.
+   */
+  recordAttempt(messageId: string, changes: TransitionChanges, events: NewEvent[]): Promise<boolean> {
+    return this.attemptResults.submit({ messageId, changes, events });
+  }
+
+  private async writeAttemptResults(results: AttemptResult[]): Promise<PromiseSettledResult<boolean>[]> {
+    const alone = (r: AttemptResult) => settle(this.transition(r.messageId, AWAITING_DELIVERY, r.changes, r.events));
+    // A message twice in one batch (a stalled job run again beside itself) would be updated once but get
+    // both sets of events: repeats go alone, after the batch, as they would have without batching.
+    const seen = new Set<string>();
+    const distinct = results.filter((r) => !seen.has(r.messageId) && Boolean(seen.add(r.messageId)));
+    let outcomes: PromiseSettledResult<boolean>[];
+    if (distinct.length === 1) {
+      outcomes = [await alone(distinct[0])];
+    } else {
+      try {
+        const moved = await this.transitionMany(distinct);
+        outcomes = distinct.map((r) => ({ status: 'fulfilled', value: moved.has(r.messageId) }));
+      } catch {
+        // One bad row must not fail the other attempts: each is written alone, and only its own fails.
+        outcomes = await Promise.all(distinct.map(alone));
+      }
+    }
+    const byResult = new Map(distinct.map((r, i) => [r, outcomes[i]]));
+    const answers: PromiseSettledResult<boolean>[] = [];
+    for (const r of results) answers.push(byResult.get(r) ?? (await alone(r)));
+    return answers;
+  }
+
+  /** transition() from AWAITING_DELIVERY for several distinct messages in one statement; the ids that moved. */
+  private async transitionMany(results: AttemptResult[]): Promise<Set<string>> {
+    const rows: AttemptRow[] = results.map(({ messageId, changes }) => ({
+      id: messageId,
+      status: changes.status,
+      pending_recipients: changes.pendingRecipients ?? null,
+      attempts: changes.attempts ?? null,
+      set_last_error: changes.lastError !== undefined,
+      last_error: changes.lastError ?? null,
+      sent_at: changes.sentAt ?? null,
+    }));
+    let n = 0;
+    const events: AttemptEventRow[] = results.flatMap(({ messageId, events }) =>
+      events.map((e) => ({
+        n: n++,
+        message_id: messageId,
+        type: e.type,
+        recipient: e.recipient ?? null,
+        detail: e.detail ?? null,
+        occurred_at: e.occurredAt ?? new Date(),
+      })),
+    );
+    const moved: { id: string }[] = await this.dataSource.query(
+      `WITH input AS (
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(id varchar, status varchar, pending_recipients jsonb, attempts int,
+           set_last_error boolean, last_error text, sent_at timestamptz)
+       ), moved AS (
+         UPDATE messages m SET status = i.status, updated_at = now(),
+           pending_recipients = COALESCE(i.pending_recipients, m.pending_recipients),
+           attempts = COALESCE(i.attempts, m.attempts),
+           last_error = CASE WHEN i.set_last_error THEN i.last_error ELSE m.last_error END,
+           sent_at = COALESCE(m.sent_at, i.sent_at)
+         FROM input i
+         WHERE m.id = i.id AND m.status = ANY($2::varchar[])
+         RETURNING m.id
+       ), written AS (
+         INSERT INTO message_events (message_id, type, recipient, detail, occurred_at)
+         SELECT e.message_id, e.type, e.recipient, e.detail, e.occurred_at
+         FROM jsonb_to_recordset($3::jsonb) AS e(n int, message_id varchar, type varchar, recipient varchar, detail text, occurred_at timestamptz)
+         JOIN moved ON moved.id = e.message_id
+         ORDER BY e.n
+       )
+       SELECT id FROM moved`,
+      [JSON.stringify(rows), [...AWAITING_DELIVERY], JSON.stringify(events)],
+    );
+    return new Set(moved.map((r) => r.id));
   }
 
   /**

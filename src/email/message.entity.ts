@@ -1,5 +1,5 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import { Account } from '../accounts/account.entity';
+import { Column, CreateDateColumn, Entity, Index, UpdateDateColumn } from 'typeorm';
+import { AccountOwned } from '../accounts/account-owned';
 
 /** Message states (D-15). `delivered` arrives later from provider events. */
 export const MESSAGE_STATUSES = ['queued', 'scheduled', 'sent', 'delivered', 'deferred', 'bounced', 'failed', 'cancelled'] as const;
@@ -43,17 +43,7 @@ export interface MessageTracking {
 @Entity('messages')
 @Index('IX_messages_account_created', ['accountId', 'createdAt'])
 @Index('IX_messages_awaiting_delivery', ['updatedAt'], { where: `"status" IN ('queued', 'scheduled', 'deferred')` })
-export class Message {
-  @PrimaryColumn({ type: 'varchar', length: 40 })
-  id: string;
-
-  @Column({ type: 'varchar', length: 40 })
-  accountId: string;
-
-  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
-  account?: Account;
-
+export class Message extends AccountOwned {
   @Column({ type: 'varchar', length: 12 })
   status: MessageStatus;
 

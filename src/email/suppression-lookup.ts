@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import { MicroBatch } from '../common/micro-batch';
 import { SuppressionService } from '../suppression/suppression.service';
 
-interface Waiting {
+interface Check {
+  accountId: string;
   emails: string[];
-  resolve: (suppressed: Set<string>) => void;
-  reject: (err: unknown) => void;
 }
 
 /**
@@ -13,32 +13,32 @@ interface Waiting {
  */
 @Injectable()
 export class SuppressionLookup {
-  private waiting = new Map<string, Waiting[]>();
-  private scheduled = false;
+  private readonly checks = new MicroBatch<Check, Set<string>>((checks) => this.lookUp(checks), 500, 4);
 
   constructor(private readonly suppression: SuppressionService) {}
 
   suppressedAmong(accountId: string, emails: string[]): Promise<Set<string>> {
-    return new Promise((resolve, reject) => {
-      const list = this.waiting.get(accountId);
-      if (list) list.push({ emails, resolve, reject });
-      else this.waiting.set(accountId, [{ emails, resolve, reject }]);
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
-    });
+    return this.checks.submit({ accountId, emails });
   }
 
-  private flush(): void {
-    this.scheduled = false;
-    const batches = this.waiting;
-    this.waiting = new Map();
-    for (const [accountId, callers] of batches) {
-      this.suppression.suppressedAmong(accountId, [...new Set(callers.flatMap((c) => c.emails))]).then(
-        (suppressed) => callers.forEach((c) => c.resolve(new Set(c.emails.map((e) => e.toLowerCase()).filter((e) => suppressed.has(e))))),
-        (err) => callers.forEach((c) => c.reject(err)),
-      );
-    }
+  private async lookUp(checks: Check[]): Promise<PromiseSettledResult<Set<string>>[]> {
+    const accounts = [...new Set(checks.map((c) => c.accountId))];
+    const answers = new Map(
+      await Promise.all(
+        accounts.map(async (accountId) => {
+          const emails = [...new Set(checks.filter((c) => c.accountId === accountId).flatMap((c) => c.emails))];
+          return [accountId, await this.suppression.suppressedAmong(accountId, emails).then(
+            (suppressed) => ({ suppressed }),
+            (error: unknown) => ({ error }),
+          )] as const;
+        }),
+      ),
+    );
+    return checks.map((check): PromiseSettledResult<Set<string>> => {
+      const answer = answers.get(check.accountId)!;
+      if ('error' in answer) return { status: 'rejected', reason: answer.error };
+      const own = check.emails.map((e) => e.toLowerCase()).filter((e) => answer.suppressed.has(e));
+      return { status: 'fulfilled', value: new Set(own) };
+    });
   }
 }
