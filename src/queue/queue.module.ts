@@ -1,6 +1,7 @@
 import { BullModule } from '@nestjs/bull';
 import { Global, Module } from '@nestjs/common';
 import { AppConfigService } from '../config/app-config.service';
+import { redisOptionsFromUrl } from '../redis/redis-url';
 import { QueueName } from './queue.constants';
 
 const queues = Object.values(QueueName).map((name) => ({ name }));
@@ -12,7 +13,7 @@ const queues = Object.values(QueueName).map((name) => ({ name }));
     BullModule.forRootAsync({
       inject: [AppConfigService],
       useFactory: (config: AppConfigService) => ({
-        redis: config.env.REDIS_URL,
+        redis: redisOptionsFromUrl(config.env.REDIS_URL),
         prefix: `${config.redisKeyPrefix}bull`,
         defaultJobOptions: { removeOnComplete: 1000, removeOnFail: 5000 },
       }),
