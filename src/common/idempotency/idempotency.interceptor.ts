@@ -10,6 +10,8 @@ import { ErrorCode } from '../errors/error-code';
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 const TTL_MS = 24 * 3600 * 1000;
+/** A claim whose request never finished (the process died) frees the key after this long, not after 24 h. */
+const PENDING_TTL_MS = 60_000;
 const MAX_KEY_LENGTH = 255;
 
 type StoredEntry = { state: 'pending'; hash: string } | { state: 'done'; hash: string; status: number; body: unknown };
@@ -38,7 +40,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const hash = sha256(`${request.method} ${request.path}\n${JSON.stringify(request.body ?? null)}`);
 
     const pending: StoredEntry = { state: 'pending', hash };
-    const claimed = await this.redis.client.set(redisKey, JSON.stringify(pending), 'PX', TTL_MS, 'NX');
+    const claimed = await this.redis.client.set(redisKey, JSON.stringify(pending), 'PX', PENDING_TTL_MS, 'NX');
     if (claimed !== 'OK') {
       const stored = await this.redis.client.get(redisKey);
       // Gone between SET and GET: the first request failed and released it; this one may act.
