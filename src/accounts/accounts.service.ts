@@ -4,7 +4,6 @@ import { DataSource, Repository } from 'typeorm';
 import { AccountTier, AppConfigService } from '../config/app-config.service';
 import { ApiKey } from '../api-keys/api-key.entity';
 import { ApiKeysService } from '../api-keys/api-keys.service';
-import { AppException } from '../common/errors/app.exception';
 import { newId } from '../common/ids';
 import { Account } from './account.entity';
 
@@ -40,11 +39,6 @@ export class AccountsService {
     return this.accounts.find({ order: { createdAt: 'ASC' } });
   }
 
-  async get(accountId: string): Promise<Account> {
-    const account = await this.accounts.findOneBy({ id: accountId });
-    if (!account) throw AppException.notFound('Account', accountId);
-    return account;
-  }
 
   /**
    * Makes sure the operator account exists and holds `secret` as an admin key (BOOTSTRAP_ADMIN_KEY), or

@@ -54,7 +54,7 @@ export class AppConfigService {
     return raw.split(',').map((part) => part.trim()).filter(Boolean);
   }
 
-  /** DNS_SERVERS as [host, port] pairs; empty means the system resolver. */
+  /** DNS_SERVERS as host:port strings; empty means the system resolver. */
   get dnsServers(): string[] {
     return (this.env.DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   }

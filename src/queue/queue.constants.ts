@@ -1,10 +1,8 @@
 /** Queue and job names. Their values are stored in Redis: never change one once released. */
 export enum QueueName {
   Email = 'email',
-  Webhooks = 'webhooks',
 }
 
 export enum JobName {
   DeliverEmail = 'deliver-email',
-  DeliverWebhook = 'deliver-webhook',
 }
