@@ -1,7 +1,14 @@
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { SnakeNamingStrategy } from './snake-naming.strategy';
+
+/**
+ * How long a connection may take to open, and a request may wait for a free pooled one: without it a request
+ * hangs while PostgreSQL's host does not answer or the pool stays busy; with it, it gets a 503.
+ */
+export const DATABASE_CONNECT_TIMEOUT_MS = 5000;
 
 /** The one description of Mailroom's database: the app, the migration runner and the TypeORM CLI use it. */
 export function databaseOptions(url: string): DataSourceOptions {
@@ -13,8 +20,14 @@ export function databaseOptions(url: string): DataSourceOptions {
     namingStrategy: new SnakeNamingStrategy(),
     synchronize: false,
     migrationsRun: false,
+    connectTimeoutMS: DATABASE_CONNECT_TIMEOUT_MS, // node-postgres' connectionTimeoutMillis
     extra: { max: 20 },
   };
+}
+
+/** Calls `listener` each time the pool opens a connection (TypeORM's driver holds node-postgres' pool as `master`). */
+export function onNewConnection(dataSource: DataSource, listener: () => void): void {
+  (dataSource.driver as PostgresDriver).master.on('connect', listener);
 }
 
 /** Creates the database named in the URL if it does not exist yet (D-34). */
@@ -23,7 +36,7 @@ export async function ensureDatabase(url: string): Promise<void> {
   const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
   const admin = new URL(url);
   admin.pathname = '/postgres';
-  const client = new Client({ connectionString: admin.toString() });
+  const client = new Client({ connectionString: admin.toString(), connectionTimeoutMillis: DATABASE_CONNECT_TIMEOUT_MS });
   await client.connect();
   try {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);

@@ -1,4 +1,7 @@
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { bearer, createAccount } from '../support/factories';
+import { rawRequest } from '../support/raw-request';
 import { createTestApp, TestApp } from '../support/test-app';
 
 const errorBody = (code: string) => ({
@@ -54,6 +57,25 @@ describe('HTTP surface: error bodies, request ids, docs, health', () => {
     expect(res.body).toEqual(errorBody('PAYLOAD_TOO_LARGE'));
   });
 
+  it('431 and 400 from Node’s HTTP parser carry the body too', async () => {
+    const long = await rawRequest(t.app.getHttpServer(), { method: 'GET', path: `/api-keys?q=${'a'.repeat(20_000)}`, headers: bearer(adminKey) });
+    expect(long.status).toBe(431);
+    expect(long.body).toEqual(errorBody('REQUEST_HEADERS_TOO_LARGE'));
+
+    const { port } = t.app.getHttpServer().address() as AddressInfo;
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write('NOT HTTP AT ALL\r\n\r\n'));
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    const [head, body] = answer.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(head).toMatch(/Content-Type: application\/json/);
+    expect(JSON.parse(body)).toEqual(errorBody('VALIDATION_FAILED'));
+  });
+
   it('echoes X-Request-Id, or makes one', async () => {
     const given = await t.http.get('/health').set('X-Request-Id', 'req-123').expect(200);
     expect(given.headers['x-request-id']).toBe('req-123');
@@ -65,7 +87,7 @@ describe('HTTP surface: error bodies, request ids, docs, health', () => {
 
   it('reports liveness and readiness', async () => {
     await t.http.get('/health').expect(200, { status: 'ok' });
-    await t.http.get('/health/ready').expect(200, { status: 'ok', checks: { postgres: 'up', redis: 'up' } });
+    await t.http.get('/health/ready').expect(200, { status: 'ok', checks: { postgres: 'up', redis: 'up', provider: 'up' } });
   });
 
   it('serves Swagger UI and an OpenAPI document with the three credential schemes', async () => {

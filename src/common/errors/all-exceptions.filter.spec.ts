@@ -42,6 +42,14 @@ describe('AllExceptionsFilter', () => {
     expect(render(new BadRequestException('bad')).body.error.code).toBe('VALIDATION_FAILED');
   });
 
+  it('answers 503 with Retry-After when PostgreSQL cannot be reached', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const sent = render(new QueryFailedError('SELECT 1', [], refused));
+    expect(sent.status).toBe(503);
+    expect(sent.headers).toEqual({ 'Retry-After': '1' });
+    expect(sent.body.error).toEqual({ code: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable; retry shortly' });
+  });
+
   it('answers unknown errors with a bare 500: no SQL, no stack', () => {
     const sql = new QueryFailedError('SELECT secret FROM api_keys', [], new Error('relation "api_keys" does not exist'));
     const sent = render(sql);

@@ -2,7 +2,9 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logge
 import { ThrottlerException } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { AppConfigService } from '../../config/app-config.service';
+import { BODY_TOO_DEEP } from '../http/body-depth';
 import { AppException } from './app.exception';
+import { DatabaseOutage, isDatabaseUnavailable } from './database-unavailable';
 import { ErrorCode } from './error-code';
 
 const STATUS_CODES: Partial<Record<number, ErrorCode>> = {
@@ -18,18 +20,28 @@ const STATUS_CODES: Partial<Record<number, ErrorCode>> = {
   [HttpStatus.SERVICE_UNAVAILABLE]: ErrorCode.ServiceUnavailable,
 };
 
+/** zlib's codes: `Z_DATA_ERROR`, `Z_BUF_ERROR` (truncated), brotli's `ERR__ERROR_FORMAT_…`. */
+const DECOMPRESSION_ERROR = /^(Z_|ERR__ERROR|ERR_BROTLI)/;
+
 /**
  * body-parser's errors carry `type` and `status`. They must be recognised before Nest's router maps a
  * SyntaxError into a plain BadRequestException, so app.setup.ts also calls this right after the parsers.
  */
 export function bodyParserError(error: unknown): AppException | null {
-  const { type, status, expose } = (error ?? {}) as { type?: string; status?: number; expose?: boolean };
+  const { type, status, expose, code } = (error ?? {}) as { type?: string; status?: number; expose?: boolean; code?: unknown };
   if (type === 'entity.parse.failed') return new AppException(ErrorCode.MalformedJson, 'The request body is not valid JSON');
   if (type === 'entity.too.large' || status === 413) {
     return new AppException(ErrorCode.PayloadTooLarge, 'The request body is too large');
   }
   if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
     return new AppException(ErrorCode.UnsupportedMediaType, (error as Error).message);
+  }
+  // Ours for JSON (body-depth.ts), qs's for url-encoded bodies: one limit, one answer.
+  if (type === 'entity.too.deep' || type === 'querystring.parse.rangeError') {
+    return new AppException(ErrorCode.ValidationFailed, BODY_TOO_DEEP);
+  }
+  if (status === 400 && typeof code === 'string' && DECOMPRESSION_ERROR.test(code)) {
+    return new AppException(ErrorCode.ValidationFailed, 'The request body is not valid for its Content-Encoding');
   }
   if (type && expose && typeof status === 'number' && status < 500) {
     return new AppException(ErrorCode.ValidationFailed, (error as Error).message);
@@ -42,7 +54,10 @@ export function bodyParserError(error: unknown): AppException | null {
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
-  constructor(private readonly config: AppConfigService) {}
+  constructor(
+    private readonly config: AppConfigService,
+    private readonly databaseOutage = new DatabaseOutage(),
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
@@ -75,6 +90,14 @@ export class AllExceptionsFilter implements ExceptionFilter {
           status === HttpStatus.NOT_FOUND ? `No route ${request.method} ${request.path}` : exception.message;
         return new AppException(code, message);
       }
+    }
+
+    // After Nest's own exceptions: one that carries a database error as its `cause` keeps its status.
+    if (isDatabaseUnavailable(exception)) {
+      this.databaseOutage.failed(exception);
+      return new AppException(ErrorCode.ServiceUnavailable, 'The database is unavailable; retry shortly', undefined, {
+        'Retry-After': '1',
+      });
     }
 
     this.logger.error(

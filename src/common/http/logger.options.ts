@@ -25,8 +25,17 @@ export function loggerOptions(config: AppConfigService): Params {
       genReqId: (request: IncomingMessage & { id?: unknown }, response: ServerResponse) =>
         (request.id as string | undefined) ?? (response.getHeader('X-Request-Id') as string | undefined) ?? randomUUID(),
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["service-api-key"]', 'req.headers["x-public-token"]'],
-      customLogLevel: (_request, response, error) =>
-        error || response.statusCode >= 500 ? 'error' : response.statusCode >= 400 ? 'warn' : 'info',
+      // A 503 answers an outage (PostgreSQL or Redis away) that is logged once, as an error, where it is
+      // detected: each request it refuses is a warning without a stack.
+      customLogLevel: (_request, response, error) => {
+        if (response.statusCode === 503) return 'warn';
+        return error || response.statusCode >= 500 ? 'error' : response.statusCode >= 400 ? 'warn' : 'info';
+      },
+      customErrorObject: (_request, response, _error, logged: Record<string, unknown>) => {
+        if (response.statusCode !== 503) return logged;
+        const { err: _stack, ...rest } = logged;
+        return rest;
+      },
       autoLogging: { ignore: (request) => request.url?.startsWith('/health') ?? false },
     },
   };
