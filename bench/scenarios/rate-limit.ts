@@ -1,4 +1,4 @@
-import { dropDatabase, scratchDatabaseUrl, startApp } from '../lib/app';
+import { dropDatabase, scratchDatabaseUrl, sql, startApp } from '../lib/app';
 import { createKey, createTenant } from '../lib/fixtures';
 import { average, measure, ratioToBaseline } from '../lib/load';
 import type { BenchOptions, Measurement, ScenarioResult } from '../lib/types';
@@ -20,6 +20,8 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
       tier: 'enterprise',
       settings: { limits: { requests_per_hour: 1_000_000_000, requests_per_minute: 100_000_000, burst: 10_000_000 } },
     });
+    // A key never creates a key wider than itself: the operator lifts the tenant admin key's own limits first.
+    await sql(databaseUrl, `UPDATE api_keys SET rate_limit = 100000000, restrictions = '{"burst_limit": 10000000}' WHERE account_id = $1`, [tenant.accountId]);
     const key = await createKey(off, tenant, {
       keyType: 'usage',
       rateLimit: 100_000_000,

@@ -16,10 +16,15 @@ export class ApiKeysController {
 
   @Post('api-keys')
   @Auth({ keyTypes: ['admin'], permission: 'keys.manage' })
-  @ApiOperation({ summary: 'Create an API key', description: 'The full key is returned in this response only.' })
+  @ApiOperation({
+    summary: 'Create an API key',
+    description:
+      'The full key is returned in this response only. The new key is never wider than the calling key: ' +
+      'restrictions left out are inherited from it, and permissions, IP ranges, domains, expiry or limits beyond it answer 403.',
+  })
   @ApiCreatedResponse({ type: CreateApiKeyResponseDto })
   async create(@CurrentAuth() auth: AuthContext, @Body() dto: CreateApiKeyDto): Promise<CreateApiKeyResponseDto> {
-    const { key, secret } = await this.apiKeys.create(auth.accountId, dto);
+    const { key, secret } = await this.apiKeys.createBy(auth, dto);
     return CreateApiKeyResponseDto.of(key, secret);
   }
 
@@ -27,14 +32,16 @@ export class ApiKeysController {
   @Auth({ keyTypes: ['admin'], permission: 'keys.manage' })
   @ApiOperation({
     summary: 'Create an API key from permissions',
-    description: 'Like POST /api-keys; the key type is usage unless a permission needs an admin key.',
+    description:
+      'Like POST /api-keys (never wider than the calling key, whose restrictions it inherits); ' +
+      'the key type is usage unless a permission needs an admin key.',
   })
   @ApiCreatedResponse({ type: CreateApiKeyResponseDto })
   async createForPermissions(
     @CurrentAuth() auth: AuthContext,
     @Body() dto: CreateAuthKeyDto,
   ): Promise<CreateApiKeyResponseDto> {
-    const { key, secret } = await this.apiKeys.createForPermissions(auth.accountId, dto.name, dto.permissions);
+    const { key, secret } = await this.apiKeys.createForPermissions(auth, dto.name, dto.permissions);
     return CreateApiKeyResponseDto.of(key, secret);
   }
 

@@ -25,7 +25,19 @@ export function previewKey(key: string): string {
 
 /** The key type a string is shaped as, or null if it is not a well-formed key of this installation. */
 export function keyTypeOf(prefix: string, key: string): KeyType | null {
-  const match = new RegExp(`^${prefix}_(?:sk_(admin|usage)|(pk)_[0-9a-f]{8})_[0-9a-f]{64}$`).exec(key);
+  const match = keyShape(prefix).exec(key);
   if (!match) return null;
   return match[2] ? 'public' : (match[1] as KeyType);
+}
+
+const shapes = new Map<string, RegExp>();
+
+/** Compiled once per prefix: every request's credential is checked against it before any lookup. */
+function keyShape(prefix: string): RegExp {
+  let shape = shapes.get(prefix);
+  if (!shape) {
+    shape = new RegExp(`^${prefix}_(?:sk_(admin|usage)|(pk)_[0-9a-f]{8})_[0-9a-f]{64}$`);
+    shapes.set(prefix, shape);
+  }
+  return shape;
 }

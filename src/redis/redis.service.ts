@@ -14,6 +14,7 @@ export class RedisService implements OnApplicationShutdown {
   readonly client: Redis;
   private subscriber?: Redis;
   private readonly handlers = new Map<string, MessageHandler[]>();
+  private readonly reconnectListeners: (() => void)[] = [];
 
   constructor(private readonly config: AppConfigService) {
     this.client = this.connect('commands');
@@ -44,15 +45,24 @@ export class RedisService implements OnApplicationShutdown {
     await this.client.publish(this.channel(name), message);
   }
 
-  /** Calls handler for every message published on the channel, by any instance. */
-  async subscribe(name: string, handler: MessageHandler): Promise<void> {
+  /**
+   * Calls handler for every message published on the channel, by any instance, and onReconnect each time
+   * the subscriber connection came back (messages published while it was away are lost).
+   */
+  async subscribe(name: string, handler: MessageHandler, onReconnect?: () => void): Promise<void> {
     const channel = this.channel(name);
     if (!this.subscriber) {
       this.subscriber = this.connect('subscriber', { maxRetriesPerRequest: null });
       this.subscriber.on('message', (ch: string, message: string) => {
         for (const h of this.handlers.get(ch) ?? []) h(message);
       });
+      let connectedBefore = false;
+      this.subscriber.on('ready', () => {
+        if (connectedBefore) for (const listener of this.reconnectListeners) listener();
+        connectedBefore = true;
+      });
     }
+    if (onReconnect) this.reconnectListeners.push(onReconnect);
     const existing = this.handlers.get(channel);
     if (existing) existing.push(handler);
     else {

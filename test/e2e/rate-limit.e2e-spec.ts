@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
 import { ApiKeysService, NewKeyInput } from '../../src/api-keys/api-keys.service';
@@ -120,7 +121,9 @@ describe('rate limiting', () => {
     });
 
     it('accepts exempt and multiplier when a key is created through the API and shows them back', async () => {
-      const { adminKey } = await createAccount(t);
+      // Only an exempt key may make an exempt one (a key never creates a wider key).
+      const { accountId } = await createAccount(t);
+      const adminKey = await keyFor(accountId, { keyType: 'admin', restrictions: { exempt: true } });
       const res = await t.http
         .post('/api-keys')
         .set(bearer(adminKey))
@@ -186,8 +189,9 @@ describe('rate limiting', () => {
     it('limits calls without a valid credential by client IP: 60 a minute, then IP_RATE_LIMIT', async () => {
       const first = await t.http.get('/auth/whoami').expect(401);
       expect(limitHeaders(first)).toEqual({ limit: 60, remaining: 59, scope: 'ip' });
-      // An unknown key and an unknown path count against the same address, and carry the headers too.
-      expect(limitHeaders(await whoami('svc_sk_usage_' + '0'.repeat(64)).expect(401))).toMatchObject({ remaining: 58, scope: 'ip' });
+      // An unknown key and an unknown path count against the same address, and carry the headers too; the
+      // unknown key also spends one of the address's 30 failed authentications, the tighter limit then.
+      expect(limitHeaders(await whoami('svc_sk_usage_' + '0'.repeat(64)).expect(401))).toEqual({ limit: 30, remaining: 29, scope: 'ip' });
       expect(limitHeaders(await t.http.get('/no/such/route').expect(404))).toMatchObject({ remaining: 57, scope: 'ip' });
       // X-Forwarded-For is not believed without TRUST_PROXY.
       for (let i = 0; i < 57; i++) await t.http.get('/auth/whoami').set('X-Forwarded-For', `198.51.100.${i}`).expect(401);
@@ -301,22 +305,34 @@ describe('rate limiting', () => {
   });
 
   describe('when Redis is unreachable', () => {
-    it('answers 503 with the D-10 body at once instead of letting traffic through, and recovers', async () => {
-      const { key } = await accountWithKey();
+    beforeEach(freshWindows);
+    afterEach(() => jest.restoreAllMocks());
+
+    it('keeps answering, holding each caller to half of every limit in memory, and Redis rules again once back', async () => {
+      const { key } = await accountWithKey({ restrictions: { burst_limit: 8 } });
+      expect(limitHeaders(await whoami(key).expect(200))).toEqual({ limit: 8, remaining: 7, scope: 'api-key' });
+      const errors = jest.spyOn(Logger.prototype, 'error');
+      const logs = jest.spyOn(Logger.prototype, 'log');
       const connection = t.app.get(RateLimitStorage).connection;
       connection.disconnect();
       try {
-        const res = await whoami(key).expect(503);
-        expect(res.body).toEqual({
-          error: { code: 'SERVICE_UNAVAILABLE', message: expect.any(String) },
-          documentation: 'http://mailroom.test/docs#errors',
-        });
-        expect(res.headers['retry-after']).toBe('1');
-        await t.http.get('/auth/whoami').expect(503);
+        // RATE_LIMIT_FALLBACK_SHARE (0.5): 4 of the key's 8 a minute, counted from zero in this process.
+        for (const remaining of [3, 2, 1, 0]) {
+          expect(limitHeaders(await whoami(key).expect(200))).toEqual({ limit: 4, remaining, scope: 'api-key' });
+        }
+        expectRefused(await whoami(key), 'API_KEY_RATE_LIMIT', 'api-key', 4);
+        // Calls without a credential too: 30 of the address's 60 a minute.
+        expect(limitHeaders(await t.http.get('/auth/whoami').expect(401))).toEqual({ limit: 30, remaining: 29, scope: 'ip' });
+        // The other instance still reaches Redis and counts there.
+        expect(limitHeaders(await whoami(key, t2).expect(200))).toEqual({ limit: 8, remaining: 6, scope: 'api-key' });
       } finally {
         await connection.connect();
       }
-      await whoami(key).expect(200);
+      // Back on Redis: its counters rule again (2 of 8 were counted there).
+      expect(limitHeaders(await whoami(key).expect(200))).toEqual({ limit: 8, remaining: 5, scope: 'api-key' });
+      const about = (spy: jest.SpyInstance, text: RegExp) => spy.mock.calls.filter(([message]) => text.test(String(message)));
+      expect(about(errors, /Rate limiter cannot reach Redis/)).toHaveLength(1);
+      expect(about(logs, /Rate limiter reaches Redis again/)).toHaveLength(1);
     });
   });
 });

@@ -17,6 +17,10 @@ describe('permissions', () => {
       });
     });
 
+    it('treats names of Object.prototype as unknown, not as aliases', () => {
+      expect(normalizePermissions(['constructor', '__proto__', 'hasOwnProperty'])).toEqual({ unknown: ['constructor', '__proto__', 'hasOwnProperty'] });
+    });
+
     it('reports every unknown name', () => {
       expect(normalizePermissions(['email.send', 'email.delete', 'root'])).toEqual({ unknown: ['email.delete', 'root'] });
     });

@@ -66,7 +66,7 @@ export function normalizePermissions(names: readonly string[]): NormalizeResult 
   for (const raw of names) {
     const name = raw.trim();
     if (isPermission(name)) wanted.add(name);
-    else if (ALIASES[name]) ALIASES[name].forEach((p) => wanted.add(p));
+    else if (Object.hasOwn(ALIASES, name)) ALIASES[name].forEach((p) => wanted.add(p));
     else unknown.push(raw);
   }
   if (unknown.length > 0) return { unknown };

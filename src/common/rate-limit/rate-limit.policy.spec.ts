@@ -2,6 +2,7 @@ import {
   accountLimits,
   clientIpKey,
   endpointLimitOf,
+  fallbackRule,
   isStatusPath,
   isUnlimitedPath,
   keyLimits,
@@ -81,5 +82,22 @@ describe('rate-limit policy (D-11)', () => {
       ['endpoint', 'minute', 60, 'p:rl:ep:/f/:formId:ip:2001:db8:1:2::/64:m'],
     ]);
     expect(clientIpKey('::ffff:203.0.113.9')).toBe('203.0.113.9');
+  });
+
+  it('adds the failed-authentication budget (30 a minute) when the call presented a bad key', () => {
+    const rules = rulesFor({ kind: 'anonymous', ip: '::ffff:203.0.113.9', failedAuth: true }, null, redisKey);
+    expect(rules.map((r) => [r.scope, r.window, r.limit, r.key])).toEqual([
+      ['ip', 'hour', 300, 'p:rl:ip:203.0.113.9:h'],
+      ['ip', 'minute', 60, 'p:rl:ip:203.0.113.9:m'],
+      ['ip', 'minute', 30, 'p:rl:authfail:203.0.113.9:m'],
+    ]);
+  });
+
+  it('gives each process its share of a limit while Redis is away, at least 1', () => {
+    const [hour] = rulesFor({ kind: 'anonymous', ip: '203.0.113.9' }, null, redisKey);
+    expect(fallbackRule(hour, 0.5)).toEqual({ ...hour, limit: 150 });
+    expect(fallbackRule({ ...hour, limit: 1 }, 0.5).limit).toBe(1);
+    const bucket = rulesFor({ kind: 'key', auth: key(), account: accountLimits('free', {}) }, null, redisKey).find((r) => r.kind === 'bucket')!;
+    expect(fallbackRule(bucket, 0.25)).toEqual({ ...bucket, limit: 25, refillPerMinute: 12.5 });
   });
 });

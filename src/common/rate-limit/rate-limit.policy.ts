@@ -26,6 +26,12 @@ export const PLAN_LIMITS: Record<AccountTier, PlanLimits> = {
 /** Calls without a credential, per client IP (D-11). */
 export const IP_LIMITS = { perHour: 300, perMinute: 60 };
 
+/**
+ * Failed authentications (a malformed or unknown key, also Bull Board's basic auth) per client IP: a tight
+ * budget, so guessing keys costs the database at most this many lookups a minute per address.
+ */
+export const AUTH_FAILURE_LIMIT = { perMinute: 30 };
+
 export interface EndpointLimit {
   /** Nest route pattern; `:name` is one path segment, a trailing `/*` any rest (a prefix rule). */
   pattern: string;
@@ -108,7 +114,8 @@ export function keyLimits(key: KeyLimitFields): { perHour: number | null; perMin
 
 export type Caller =
   | { kind: 'key'; auth: Pick<AuthContext, 'keyId' | 'accountId' | 'rateLimit' | 'restrictions'>; account: PlanLimits }
-  | { kind: 'anonymous'; ip: string };
+  /** failedAuth: the request presented a malformed or unknown key. */
+  | { kind: 'anonymous'; ip: string; failedAuth?: boolean };
 
 type RedisKey = (...parts: string[]) => string;
 
@@ -151,10 +158,33 @@ export function rulesFor(caller: Caller, endpoint: EndpointLimit | null, redisKe
   } else {
     const ip = clientIpKey(caller.ip);
     window('ip', ['ip', ip], IP_LIMITS.perHour, IP_LIMITS.perMinute);
+    if (caller.failedAuth) rules.push(authFailureRule(caller.ip, redisKey));
     endpointCounter = `ip:${ip}`;
   }
   if (endpoint) window('endpoint', ['ep', endpoint.pattern, endpointCounter], endpoint.perHour, endpoint.perMinute, endpoint.pattern);
   return rules;
+}
+
+/** The failed-authentication budget of a client IP. */
+export function authFailureRule(ip: string, redisKey: RedisKey): LimitRule {
+  return {
+    scope: 'ip',
+    window: 'minute',
+    kind: 'window',
+    key: redisKey('rl', 'authfail', clientIpKey(ip), 'm'),
+    limit: AUTH_FAILURE_LIMIT.perMinute,
+    windowMs: MINUTE_MS,
+  };
+}
+
+/**
+ * A rule as one process enforces it alone while Redis is away: `share` of the limit (at least 1), and of a
+ * bucket's refill rate.
+ */
+export function fallbackRule(rule: LimitRule, share: number): LimitRule {
+  const limit = Math.max(1, Math.floor(rule.limit * share));
+  if (rule.kind === 'bucket') return { ...rule, limit, refillPerMinute: Math.max(1, rule.refillPerMinute * share) };
+  return { ...rule, limit };
 }
 
 /** IPv6 clients are counted by /64 (one host usually holds a whole /64); IPv4-mapped IPv6 as IPv4. */

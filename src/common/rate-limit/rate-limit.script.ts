@@ -2,7 +2,8 @@
  * The one Redis script behind every limit: it reads all of a request's counters, decides, and (only when
  * every rule allows) moves them all, atomically and in one round trip.
  *
- * KEYS[i]: the counter of rule i.  ARGV: now (ms), cost, then three values per rule:
+ * KEYS[i]: the counter of rule i.  ARGV: now (ms), cost, move (1, or 0 to decide for `cost` without moving
+ * anything), then three values per rule:
  *   'w', limit, windowMs         sliding window counter, anchored at the counter's first hit: the estimate
  *                                is previous × (unelapsed share of the window) + current, so the edge of a
  *                                window never lets twice the limit through (a fixed window's known failure);
@@ -14,12 +15,13 @@
 export const RATE_LIMIT_LUA = `
 local now = tonumber(ARGV[1])
 local cost = tonumber(ARGV[2])
+local move = ARGV[3] == '1'
 local n = #KEYS
 local allowed = 1
 local state = {}
 
 for i = 1, n do
-  local base = 2 + (i - 1) * 3
+  local base = 3 + (i - 1) * 3
   local kind = ARGV[base + 1]
   local a = tonumber(ARGV[base + 2])
   local b = tonumber(ARGV[base + 3])
@@ -57,7 +59,7 @@ local out = { allowed }
 for i = 1, n do
   local s = state[i]
   local take = 0
-  if allowed == 1 then take = cost end
+  if allowed == 1 and move then take = cost end
   local remaining, resetAt, retry
   if s.kind == 'w' then
     local limit, w = s.a, s.b

@@ -1,27 +1,28 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { ApiKeyCache } from '../../api-keys/api-key.cache';
+import { ApiKeyCache, ResolvedKey } from '../../api-keys/api-key.cache';
 import { AppConfigService } from '../../config/app-config.service';
 import { RedisService } from '../../redis/redis.service';
 import type { AuthContext } from '../auth/auth-context';
 import { readCredential } from '../auth/credentials';
-import { AppException } from '../errors/app.exception';
-import { ErrorCode } from '../errors/error-code';
 import { AccountLimitsCache } from './account-limits.cache';
 import { RateLimitClock } from './rate-limit.clock';
 import { blocking, tightest, tooManyRequests, writeRateLimitHeaders } from './rate-limit.headers';
 import {
   accountLimits,
+  authFailureRule,
   Caller,
   ENDPOINT_LIMITS,
   endpointLimitOf,
+  fallbackRule,
   isStatusPath,
   isUnlimitedPath,
   PlanLimits,
   rulesFor,
 } from './rate-limit.policy';
+import { InProcessCounters } from './rate-limit.memory';
 import { RateLimitStorage } from './rate-limit.storage';
-import { LimitDecision, LimitState } from './rate-limit.types';
+import { LimitDecision, LimitRule, LimitState } from './rate-limit.types';
 
 export interface CallerLimits {
   plan: AuthContext['accountTier'];
@@ -35,15 +36,21 @@ export interface CallerLimits {
   endpoints: LimitState[];
 }
 
+/** While Redis is away, the limiter tries it again this often (at once when its connection comes back). */
+const REDIS_RETRY_MS = 1000;
+
 /**
  * The limiter (D-11, D-12): every limit a request falls under, decided in one Redis round trip, and the
- * X-RateLimit-* headers of the tightest one on every response.
+ * X-RateLimit-* headers of the tightest one on every response. When Redis cannot be reached, each process
+ * enforces RATE_LIMIT_FALLBACK_SHARE of every limit in memory until it can.
  */
 @Injectable()
-export class RateLimitService {
+export class RateLimitService implements OnModuleInit {
   private readonly logger = new Logger(RateLimitService.name);
   private readonly redisKey: (...parts: string[]) => string;
-  private unavailable = false;
+  private readonly fallback = new InProcessCounters();
+  private redisDown = false;
+  private retryRedisAt = 0;
 
   constructor(
     private readonly config: AppConfigService,
@@ -56,25 +63,44 @@ export class RateLimitService {
     this.redisKey = (...parts) => redis.key(...parts);
   }
 
+  onModuleInit(): void {
+    this.storage.connection.on('ready', () => {
+      this.retryRedisAt = 0;
+    });
+  }
+
   get enabled(): boolean {
     return this.config.env.RATE_LIMIT_ENABLED;
   }
 
-  /** Counts the request against every limit it falls under; throws the 429 (or 503) when it may not pass. */
+  /** Counts the request against every limit it falls under; throws the 429 when it may not pass. */
   async enforce(request: Request, response: Response): Promise<void> {
     if (!this.enabled || request.method === 'OPTIONS' || isUnlimitedPath(request.path)) return;
-    const caller = await this.callerOf(request);
+    const caller = await this.callerOf(request, response);
     const rules = rulesFor(caller, endpointLimitOf(request.path), this.redisKey);
     if (rules.length === 0) return;
+    this.apply(await this.decide(rules, isStatusPath(request.path) ? 0 : 1), response);
+  }
 
-    const decision = await this.decide(rules, isStatusPath(request.path) ? 0 : 1);
-    if (!decision.allowed) {
-      const refusing = blocking(decision.states);
-      writeRateLimitHeaders(response, refusing);
-      throw tooManyRequests(refusing);
+  /**
+   * The key a presented secret stands for: null when it is malformed or unknown, undefined when it could not
+   * be looked up (the guard reports why). A secret the cache does not know costs a database lookup, which a
+   * client IP that used up its failed-authentication budget does not get: it is refused (429) at once.
+   */
+  async resolveCredential(request: Request, secret: string, response: Response): Promise<ResolvedKey | null | undefined> {
+    const known = this.keys.cached(secret);
+    if (known !== undefined) return known;
+    if (this.enabled) {
+      const budget = await this.decide([authFailureRule(clientIpOf(request), this.redisKey)], 1, true);
+      if (!budget.allowed) this.apply(budget, response);
     }
-    const reported = tightest(decision.states);
-    if (reported) writeRateLimitHeaders(response, reported);
+    return this.keys.resolve(secret).catch(() => undefined);
+  }
+
+  /** Counts a failed authentication against the client IP's budget alone (Bull Board's basic auth). */
+  async countAuthFailure(request: Request, response: Response): Promise<void> {
+    if (!this.enabled) return;
+    this.apply(await this.decide([authFailureRule(clientIpOf(request), this.redisKey)], 1), response);
   }
 
   /** Every limit that applies to a key, read without counting. */
@@ -96,36 +122,65 @@ export class RateLimitService {
     };
   }
 
-  private async decide(rules: Parameters<RateLimitStorage['consume']>[0], cost: number): Promise<LimitDecision> {
-    try {
-      const decision = await this.storage.consume(rules, cost, this.clock.now());
-      if (this.unavailable) {
-        this.unavailable = false;
-        this.logger.log('Rate limiter reaches Redis again');
-      }
-      return decision;
-    } catch (err) {
-      // Never let traffic through unlimited, never hang: the caller may retry shortly. Logged once per outage.
-      if (!this.unavailable) {
-        this.unavailable = true;
-        this.logger.error(`Rate limiter cannot reach Redis, answering 503: ${(err as Error).message}`);
-      }
-      throw new AppException(ErrorCode.ServiceUnavailable, 'Rate limiting is unavailable; retry shortly', undefined, {
-        'Retry-After': '1',
-      });
+  /** Writes the headers of the tightest limit, or of the refusing one and throws the 429. */
+  private apply(decision: LimitDecision, response: Response): void {
+    if (!decision.allowed) {
+      const refusing = blocking(decision.states);
+      writeRateLimitHeaders(response, refusing);
+      throw tooManyRequests(refusing);
     }
+    const reported = tightest(decision.states);
+    if (reported) writeRateLimitHeaders(response, reported);
+  }
+
+  private async decide(rules: readonly LimitRule[], cost: number, dryRun = false): Promise<LimitDecision> {
+    const now = this.clock.now();
+    if (!this.redisDown || Date.now() >= this.retryRedisAt) {
+      // While Redis is away one request at a time finds out whether it is back; the others count in memory.
+      if (this.redisDown) this.retryRedisAt = Date.now() + REDIS_RETRY_MS;
+      try {
+        const decision = await this.storage.consume(rules, cost, now, dryRun);
+        if (this.redisDown) this.redisBack();
+        return decision;
+      } catch (err) {
+        this.redisGone(err as Error);
+      }
+    }
+    const share = this.config.env.RATE_LIMIT_FALLBACK_SHARE;
+    return this.fallback.consume(rules.map((rule) => fallbackRule(rule, share)), cost, now, dryRun);
+  }
+
+  private redisGone(err: Error): void {
+    this.retryRedisAt = Date.now() + REDIS_RETRY_MS;
+    if (this.redisDown) return;
+    this.redisDown = true;
+    const share = Math.round(this.config.env.RATE_LIMIT_FALLBACK_SHARE * 100);
+    this.logger.error(`Rate limiter cannot reach Redis (${err.message}): this process enforces ${share}% of every limit in memory until it can`);
+  }
+
+  private redisBack(): void {
+    this.redisDown = false;
+    this.fallback.clear();
+    this.logger.log('Rate limiter reaches Redis again: its counters rule again');
   }
 
   /** The key the request carries if it is valid and unexpired (the guard says why not); else its client IP. */
-  private async callerOf(request: Request): Promise<Caller> {
+  private async callerOf(request: Request, response: Response): Promise<Caller> {
+    const ip = clientIpOf(request);
     const credential = readCredential(request);
-    const key = credential ? await this.keys.resolve(credential.secret).catch(() => null) : null;
+    if (!credential) return { kind: 'anonymous', ip };
+    const key = await this.resolveCredential(request, credential.secret, response);
+    if (key === null) return { kind: 'anonymous', ip, failedAuth: true };
     const usable =
-      key !== null &&
-      !(credential?.source === 'x-public-token' && key.keyType !== 'public') &&
+      key !== undefined &&
+      !(credential.source === 'x-public-token' && key.keyType !== 'public') &&
       (key.expiresAt === null || key.expiresAt > Date.now());
-    if (!usable) return { kind: 'anonymous', ip: request.ip ?? request.socket.remoteAddress ?? 'unknown' };
+    if (!usable) return { kind: 'anonymous', ip };
     const overrides = await this.accounts.get(key.accountId);
     return { kind: 'key', auth: key, account: accountLimits(key.accountTier, overrides) };
   }
+}
+
+function clientIpOf(request: Request): string {
+  return request.ip ?? request.socket.remoteAddress ?? 'unknown';
 }

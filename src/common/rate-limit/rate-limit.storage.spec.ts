@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AddressInfo, createServer, Server } from 'node:net';
 import { AppConfigService } from '../../config/app-config.service';
 import { RedisService } from '../../redis/redis.service';
+import { InProcessCounters } from './rate-limit.memory';
 import { RateLimitStorage } from './rate-limit.storage';
 import { LimitRule, MINUTE_MS } from './rate-limit.types';
 
@@ -141,6 +142,44 @@ describe('RateLimitStorage (the Lua script)', () => {
       expect(refused.allowed).toBe(false);
       expect(refused.states.map((s) => s.retryAfterMs > 0)).toEqual([false, true]);
       expect(await hit(loose, T + 2, 0)).toMatchObject({ remaining: 9 });
+    });
+  });
+
+  describe('deciding without moving (dry run)', () => {
+    it('says whether a request of that cost would pass, and moves nothing', async () => {
+      const rule = windowRule(2);
+      await hit(rule, T);
+      expect((await storage.consume([rule], 1, T + 1, true)).allowed).toBe(true);
+      expect((await storage.consume([rule], 1, T + 2, true)).allowed).toBe(true);
+      await hit(rule, T + 3);
+      const refused = await storage.consume([rule], 1, T + 4, true);
+      expect(refused.allowed).toBe(false);
+      expect(refused.states[0].retryAfterMs).toBeGreaterThan(0);
+    });
+  });
+
+  describe('the in-process fallback (rate-limit.memory.ts)', () => {
+    it('decides every step of a random sequence exactly as the script does', async () => {
+      const memory = new InProcessCounters();
+      // A fixed-seed generator: the sequence is the same at every run.
+      let seed = 42;
+      const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+      // Redis expires idle counters on the real clock, memory on the test's: steps stay short enough that
+      // no window counter idles for two windows, where the two would differ only in the windows' phase.
+      const rules = [windowRule(7), windowRule(3, 20_000), bucketRule(5, 30)];
+      let at = T;
+      let refusals = 0;
+      for (let step = 0; step < 400; step++) {
+        at += Math.floor(random() * 1500);
+        const picked = rules.filter(() => random() < 0.6);
+        if (picked.length === 0) continue;
+        const cost = random() < 0.1 ? 0 : 1;
+        const dryRun = random() < 0.1;
+        const fromRedis = await storage.consume(picked, cost, at, dryRun);
+        expect({ step, ...memory.consume(picked, cost, at, dryRun) }).toEqual({ step, ...fromRedis });
+        refusals += fromRedis.allowed ? 0 : 1;
+      }
+      expect(refusals).toBeGreaterThan(50);
     });
   });
 

@@ -11,7 +11,7 @@ type LimiterConnection = Redis & { rateLimit(keyCount: number, ...args: (string 
 
 /**
  * The limiter's counters in Redis, on a connection of its own that never queues: when Redis is away a
- * call fails at once (or after RATE_LIMIT_REDIS_TIMEOUT_MS) and the caller answers 503.
+ * call fails at once (or after RATE_LIMIT_REDIS_TIMEOUT_MS) and the limiter counts in process instead.
  *
  * It is @nestjs/throttler's storage (increment() serves ThrottlerGuard for one limit), and consume()
  * decides all of a request's limits in one script call.
@@ -42,7 +42,7 @@ export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnAppli
     try {
       await this.connection.connect();
     } catch (err) {
-      this.logger.warn(`Rate limiter cannot reach Redis yet (${(err as Error).message}): answering 503 until it can`);
+      this.logger.warn(`Rate limiter cannot reach Redis yet (${(err as Error).message}): counting in process until it can`);
     }
   }
 
@@ -50,10 +50,13 @@ export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnAppli
     await this.connection.quit().catch(() => undefined);
   }
 
-  /** Decides every rule at once; moves the counters by `cost` only if all of them allow it. */
-  async consume(rules: readonly LimitRule[], cost: number, nowMs: number): Promise<LimitDecision> {
+  /**
+   * Decides every rule at once; moves the counters by `cost` only if all of them allow it (and never when
+   * `dryRun`: would a request of this cost pass?).
+   */
+  async consume(rules: readonly LimitRule[], cost: number, nowMs: number, dryRun = false): Promise<LimitDecision> {
     const args: (string | number)[] = rules.map((rule) => rule.key);
-    args.push(nowMs, cost);
+    args.push(nowMs, cost, dryRun ? 0 : 1);
     for (const rule of rules) {
       if (rule.kind === 'window') args.push('w', rule.limit, rule.windowMs);
       else args.push('b', rule.limit, rule.refillPerMinute / 60_000);
