@@ -1,16 +1,27 @@
 import { createPrivateKey } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { allFulfilled, MicroBatch } from '../common/micro-batch';
+import type { Domain } from '../domains/domain.entity';
 import { DomainsService } from '../domains/domains.service';
 import { SuppressionService } from '../suppression/suppression.service';
+import { DeliveredOutcome, DeliveredOutcomes } from './delivered-outcomes';
 import { DeliverableMessage, EmailRepository, NewEvent } from './email.repository';
 import { composeMime } from './message-content';
 import { AWAITING_DELIVERY, MessageStatus } from './message.entity';
+import { ProviderHealth } from './provider-health';
 import { SendPacer } from './send-pacer';
-import { classifySmtpError, describeSmtpError, SmtpErrorLike } from './smtp-outcome';
-import { DkimKey, MAIL_TRANSPORT, MailTransport, RecipientRejection } from './transport/mail-transport';
+import { classifySmtpError } from './smtp-outcome';
+import { SuppressionLookup } from './suppression-lookup';
+import { DkimKey, MAIL_TRANSPORT, MailTransport, ProviderFailure } from './transport/mail-transport';
 
 /** Thrown to make Bull retry the job later (D-20 schedule). */
 export class DeferredDelivery extends Error {}
+
+/** An error of ours whose message the sender may read in the message's events. */
+export class DeliveryError extends Error {}
+
+/** The provider answered, but the answer could not be written: retried without counting an attempt. */
+class OutcomeNotRecorded extends Error {}
 
 export interface AttemptInfo {
   /** 1 for the first attempt. */
@@ -18,90 +29,140 @@ export interface AttemptInfo {
   isLastAttempt: boolean;
 }
 
+/** What an attempt came to, before it is written. */
+interface AttemptOutcome extends DeliveredOutcome {
+  /** The provider failed the transaction as a whole: every recipient it was for stays pending. */
+  providerFailure?: string;
+}
+
 const SIGNING_KEY_CACHE_MS = 60_000;
 
 /**
  * One delivery attempt of a message (D-20): paced, DKIM-signed, sent to the recipients still pending; the
- * SMTP answers decide the next state. 250 → sent; 5xx → bounced + suppression; 4xx or no answer →
- * deferred and retried, until the last attempt → failed.
+ * SMTP answers decide the next state. Recipients: 250 → sent; a 5xx to their RCPT TO → bounced + suppression;
+ * a 4xx → deferred. The provider failing the transaction as a whole (AUTH, MAIL FROM, DATA, TLS, no
+ * connection) says nothing about the recipients: the message is deferred and nobody is suppressed. Deferred
+ * messages are retried until the last attempt → failed; an error of ours counts as an attempt too.
  */
 @Injectable()
 export class DeliveryService {
   private readonly logger = new Logger(DeliveryService.name);
-  private readonly signingKeys = new Map<string, { key: DkimKey | null; expires: number }>();
+  private readonly signingKeys = new Map<string, { domainId: string; key: DkimKey; expires: number }>();
+  /** The domain lookups of concurrent attempts: one query per distinct domain. */
+  private readonly verifiedDomains = new MicroBatch<{ accountId: string; name: string }, Domain | null>(
+    (lookups) => this.findVerifiedDomains(lookups),
+    100,
+    2,
+  );
 
   constructor(
     private readonly repository: EmailRepository,
     private readonly domains: DomainsService,
     private readonly suppression: SuppressionService,
+    private readonly suppressionLookup: SuppressionLookup,
     private readonly pacer: SendPacer,
+    private readonly outcomes: DeliveredOutcomes,
+    private readonly providerHealth: ProviderHealth,
     @Inject(MAIL_TRANSPORT) private readonly transport: MailTransport,
   ) {}
 
+  /** Rejects to have Bull retry the job: DeferredDelivery, or an error of ours (counted as an attempt). */
   async deliver(messageId: string, info: AttemptInfo): Promise<void> {
-    const message = await this.repository.findForDelivery(messageId);
-    if (!message || !AWAITING_DELIVERY.includes(message.status)) return; // cancelled, or done by an earlier run
-
-    const dkim = await this.signingKey(message);
-    const raw = await composeMime(message.id, message.headerMessageId, message.content);
-    await this.pacer.acquire();
-
-    let accepted: string[] = [];
-    let rejected: RecipientRejection[] = [];
-    let response = '';
     try {
-      ({ accepted, rejected, response } = await this.transport.send({
-        messageId,
-        from: message.fromAddress,
-        recipients: message.pendingRecipients,
-        raw,
-        dkim,
-      }));
+      await this.attempt(messageId, info);
     } catch (err) {
-      // The server took the message for nobody: per-recipient answers when RCPT failed, else one for all.
-      const error = err as SmtpErrorLike & { rejectedErrors?: (SmtpErrorLike & { recipient?: string })[] };
-      rejected = message.pendingRecipients.map((recipient) => {
-        const own = error.rejectedErrors?.find((e) => e.recipient === recipient) ?? error;
-        return { recipient, responseCode: own.responseCode, response: describeSmtpError(own) };
-      });
+      if (!(err instanceof DeferredDelivery)) await this.countFailure(messageId, info, err as Error);
+      throw err;
     }
-    await this.record(message, info, accepted, rejected, response);
   }
 
-  private async record(message: DeliverableMessage, info: AttemptInfo, accepted: string[], rejected: RecipientRejection[], response: string): Promise<void> {
+  private async attempt(messageId: string, info: AttemptInfo): Promise<void> {
+    const [message, earlier] = await Promise.all([this.repository.findForDelivery(messageId), this.outcomes.find(messageId)]);
+    if (!message || !AWAITING_DELIVERY.includes(message.status)) return; // cancelled, or done by an earlier run
+    if (earlier && sameRecipients(earlier.pending, message.pendingRecipients)) {
+      // Sent by an earlier attempt whose outcome did not reach the row: write it, do not send again.
+      return this.record(message, info, earlier);
+    }
+
+    // A message that waited (scheduled, or deferred) is held to the suppression list and its domain as they are now.
+    const waited = message.status !== 'queued';
+    const [dkim, suppressed] = await Promise.all([this.signingKey(message, waited), waited ? this.suppressedNow(message) : ([] as string[])]);
+    if (!dkim) {
+      return this.fail(message, `${message.fromDomain} is no longer a verified domain of this account: the message is not sent unsigned`);
+    }
+    const recipients = message.pendingRecipients.filter((r) => !suppressed.includes(r));
+    const outcome: AttemptOutcome = { pending: message.pendingRecipients, suppressed, accepted: [], rejected: [], response: '' };
+    if (recipients.length === 0) return this.record(message, info, outcome);
+
+    const raw = await composeMime(message.id, message.headerMessageId, message.content);
+    await this.pacer.acquire(recipients.length);
+    if (message.status === 'scheduled' && !(await this.repository.claimScheduled(message.id))) return; // cancelled meanwhile
+
+    try {
+      const result = await this.transport.send({ messageId, from: message.fromAddress, recipients, raw, dkim });
+      Object.assign(outcome, result);
+      this.providerHealth.working();
+    } catch (err) {
+      if (!(err instanceof ProviderFailure)) throw err;
+      outcome.providerFailure = err.description;
+      void this.providerHealth.failing(err.description);
+    }
+    if (outcome.accepted.length) await this.outcomes.save(message.id, outcome);
+    await this.record(message, info, outcome);
+  }
+
+  private async record(message: DeliverableMessage, info: AttemptInfo, outcome: AttemptOutcome): Promise<void> {
     const now = new Date();
-    const events: NewEvent[] = [];
-    const bounced = rejected.filter((r) => classifySmtpError(r) === 'permanent');
-    const temporary = rejected.filter((r) => classifySmtpError(r) === 'temporary');
+    const { suppressed, accepted, providerFailure } = outcome;
+    const tried = outcome.pending.filter((r) => !suppressed.includes(r));
+    const bounced = outcome.rejected.filter((r) => classifySmtpError(r) === 'permanent');
+    const temporary = outcome.rejected.filter((r) => classifySmtpError(r) === 'temporary');
+    const events: NewEvent[] = suppressed.map((recipient) => ({
+      type: 'suppressed',
+      recipient,
+      detail: 'put on the suppression list after the message was accepted',
+      occurredAt: now,
+    }));
 
     if (accepted.length) {
-      const partial = accepted.length < message.pendingRecipients.length;
-      if (partial) events.push(...accepted.map((recipient): NewEvent => ({ type: 'sent', recipient, detail: response, occurredAt: now })));
-      else events.push({ type: 'sent', detail: response, occurredAt: now });
+      const partial = accepted.length < tried.length;
+      if (partial) events.push(...accepted.map((recipient): NewEvent => ({ type: 'sent', recipient, detail: outcome.response, occurredAt: now })));
+      else events.push({ type: 'sent', detail: outcome.response, occurredAt: now });
     }
     events.push(...bounced.map((r): NewEvent => ({ type: 'bounced', recipient: r.recipient, detail: r.response, occurredAt: now })));
 
-    const pending = temporary.map((r) => r.recipient);
+    // A provider failure keeps every recipient of the transaction pending, and is one event of the message.
+    const pending = providerFailure ? tried : temporary.map((r) => r.recipient);
+    const attempts = message.attempts + 1;
+    const delivered = accepted.length > 0 || message.sentAt !== null;
     let status: MessageStatus;
     if (pending.length === 0) {
-      status = accepted.length || message.sentAt ? 'sent' : 'bounced';
+      status = delivered ? 'sent' : bounced.length ? 'bounced' : 'failed';
+      if (status === 'failed') events.push({ type: 'failed', detail: 'every recipient is on the suppression list', occurredAt: now });
     } else if (info.isLastAttempt) {
-      status = accepted.length || message.sentAt ? 'sent' : 'failed';
-      events.push(...temporary.map((r): NewEvent => ({ type: 'failed', recipient: r.recipient, detail: `gave up after ${message.attempts + 1} attempts: ${r.response}`, occurredAt: now })));
+      status = delivered ? 'sent' : 'failed';
+      if (providerFailure) events.push({ type: 'failed', detail: `gave up after ${attempts} attempts: ${providerFailure}`, occurredAt: now });
+      events.push(...temporary.map((r): NewEvent => ({ type: 'failed', recipient: r.recipient, detail: `gave up after ${attempts} attempts: ${r.response}`, occurredAt: now })));
     } else {
       status = 'deferred';
+      if (providerFailure) events.push({ type: 'deferred', detail: providerFailure, occurredAt: now });
       events.push(...temporary.map((r): NewEvent => ({ type: 'deferred', recipient: r.recipient, detail: r.response, occurredAt: now })));
     }
     // Bounced recipients of a message others received leave it `sent`; the per-recipient events tell.
 
-    const lastError = [...bounced, ...temporary][0]?.response ?? null;
-    const moved = await this.repository.recordAttempt(message.id, {
-      status,
-      pendingRecipients: status === 'deferred' ? pending : [],
-      attempts: message.attempts + 1,
-      lastError,
-      ...(accepted.length && !message.sentAt ? { sentAt: now } : {}),
-    }, events);
+    const lastError = providerFailure ?? [...bounced, ...temporary][0]?.response ?? null;
+    let moved: boolean;
+    try {
+      moved = await this.repository.recordAttempt(
+        message.id,
+        { status, pendingRecipients: status === 'deferred' ? pending : [], attempts, lastError, ...(accepted.length && !message.sentAt ? { sentAt: now } : {}) },
+        events,
+      );
+    } catch (err) {
+      if (accepted.length) throw new OutcomeNotRecorded((err as Error).message);
+      throw err;
+    }
+    if (accepted.length) this.outcomes.forget(message.id);
     if (!moved) return;
 
     for (const r of bounced) {
@@ -112,15 +173,70 @@ export class DeliveryService {
     if (status === 'deferred') throw new DeferredDelivery(lastError ?? 'deferred');
   }
 
-  private async signingKey(message: DeliverableMessage): Promise<DkimKey | null> {
+  /** Ends a message that must not go out at all. */
+  private async fail(message: DeliverableMessage, reason: string): Promise<void> {
+    await this.repository.recordAttempt(
+      message.id,
+      { status: 'failed', pendingRecipients: [], attempts: message.attempts + 1, lastError: reason },
+      [{ type: 'failed', detail: reason, occurredAt: new Date() }],
+    );
+  }
+
+  /** Counts an attempt that ended in an error of ours; on the last one the message is failed. Never rejects. */
+  private async countFailure(messageId: string, info: AttemptInfo, error: Error): Promise<void> {
+    if (error instanceof OutcomeNotRecorded) {
+      this.logger.warn(`${messageId} was sent but its outcome could not be written (${error.message}): the next attempt writes it without sending`);
+      return;
+    }
+    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : '';
+    const log = `Attempt ${info.attempt} of ${messageId} failed: ${error.message}${cause}`;
+    if (info.isLastAttempt) this.logger.error(`${log}; the message is failed`);
+    else this.logger.warn(log);
+    const description = error instanceof DeliveryError ? error.message : 'internal error (details in the server log)';
+    await this.repository
+      .countFailedAttempt(messageId, description, info.isLastAttempt)
+      .catch((err: Error) => this.logger.warn(`Could not count the failed attempt of ${messageId}: ${err.message}`));
+  }
+
+  /** The pending recipients put on the suppression list since the message was accepted. */
+  private async suppressedNow(message: DeliverableMessage): Promise<string[]> {
+    const suppressed = await this.suppressionLookup.suppressedAmong(message.accountId, message.pendingRecipients);
+    return message.pendingRecipients.filter((r) => suppressed.has(r.toLowerCase()));
+  }
+
+  /** The domain's key, or null when it is no longer verified; `fresh` asks the database, not the cache. */
+  private async signingKey(message: DeliverableMessage, fresh: boolean): Promise<DkimKey | null> {
     const cacheKey = `${message.accountId}/${message.fromDomain}`;
     const cached = this.signingKeys.get(cacheKey);
-    if (cached && cached.expires > Date.now()) return cached.key;
-    const domain = await this.domains.findVerified(message.accountId, message.fromDomain);
-    const pem = domain ? this.domains.signingKey(domain) : null;
-    const key = pem ? { ...pem, privateKey: createPrivateKey(pem.privateKey) } : null;
-    if (!key) this.logger.warn(`${message.fromDomain} is no longer verified: ${message.id} goes out without a DKIM signature`);
-    this.signingKeys.set(cacheKey, { key, expires: Date.now() + SIGNING_KEY_CACHE_MS });
+    if (!fresh && cached && cached.expires > Date.now()) return cached.key;
+    const domain = await this.verifiedDomains.submit({ accountId: message.accountId, name: message.fromDomain });
+    if (!domain) {
+      this.signingKeys.delete(cacheKey);
+      return null;
+    }
+    // Parsing the PEM costs more than a signature: the key of the same domain row is kept.
+    let key = cached?.domainId === domain.id ? cached.key : null;
+    if (!key) {
+      try {
+        const pem = this.domains.signingKey(domain);
+        key = { ...pem, privateKey: createPrivateKey(pem.privateKey) };
+      } catch (err) {
+        throw new DeliveryError(`the DKIM key of ${domain.name} could not be read`, { cause: err });
+      }
+    }
+    if (this.signingKeys.size > 10_000) this.signingKeys.clear();
+    this.signingKeys.set(cacheKey, { domainId: domain.id, key, expires: Date.now() + SIGNING_KEY_CACHE_MS });
     return key;
   }
+
+  private async findVerifiedDomains(lookups: { accountId: string; name: string }[]): Promise<PromiseSettledResult<Domain | null>[]> {
+    const id = (l: { accountId: string; name: string }) => `${l.accountId}/${l.name}`;
+    const distinct = [...new Map(lookups.map((l) => [id(l), l])).values()];
+    const found = new Map(await Promise.all(distinct.map(async (l) => [id(l), await this.domains.findVerified(l.accountId, l.name)] as const)));
+    return allFulfilled(lookups.map((l) => found.get(id(l)) ?? null));
+  }
+}
+
+function sameRecipients(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((r) => b.includes(r));
 }

@@ -3,6 +3,7 @@ import { AppConfigService } from '../config/app-config.service';
 import { DomainsModule } from '../domains/domains.module';
 import { SuppressionModule } from '../suppression/suppression.module';
 import { TemplatesModule } from '../templates/templates.module';
+import { DeliveredOutcomes } from './delivered-outcomes';
 import { DeliveryService } from './delivery.service';
 import { EmailController } from './email.controller';
 import { EmailProcessor } from './email.processor';
@@ -10,6 +11,7 @@ import { EmailQueue } from './email.queue';
 import { EmailRepository } from './email.repository';
 import { EmailService } from './email.service';
 import { EmailSweeper } from './email.sweeper';
+import { ProviderHealthModule } from './provider-health.module';
 import { SendPacer } from './send-pacer';
 import { SuppressionLookup } from './suppression-lookup';
 import { MAIL_TRANSPORT, MailTransport } from './transport/mail-transport';
@@ -25,15 +27,18 @@ const transportProvider: Provider = {
 
 /**
  * Sending email: the send API (every role that serves HTTP enqueues), and, when this instance runs
- * workers (APP_ROLE worker or all), the delivery worker, the pacer, the transport and the sweeper.
+ * workers (APP_ROLE worker or all), the delivery worker, the pacer, the transport and the sweeper. The
+ * provider's health is shared by all roles: workers write it, every instance's /health/ready reads it.
  */
 @Module({})
 export class EmailModule {
   static register(config: AppConfigService): DynamicModule {
-    const workerProviders = config.runsWorkers ? [DeliveryService, SendPacer, EmailProcessor, EmailSweeper, transportProvider] : [];
+    const workerProviders = config.runsWorkers
+      ? [DeliveryService, DeliveredOutcomes, SendPacer, EmailProcessor, EmailSweeper, transportProvider]
+      : [];
     return {
       module: EmailModule,
-      imports: [DomainsModule, TemplatesModule, SuppressionModule],
+      imports: [DomainsModule, TemplatesModule, SuppressionModule, ProviderHealthModule],
       controllers: [EmailController],
       providers: [EmailService, EmailRepository, EmailQueue, SuppressionLookup, ...workerProviders],
       exports: [EmailService],

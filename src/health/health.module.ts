@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
+import { ProviderHealthModule } from '../email/provider-health.module';
 import { HealthController } from './health.controller';
 
-@Module({ controllers: [HealthController] })
+@Module({ imports: [ProviderHealthModule], controllers: [HealthController] })
 export class HealthModule {}

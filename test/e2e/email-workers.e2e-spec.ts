@@ -5,7 +5,7 @@ import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
 
 // APP_ROLE split and the shared pacer: an API-only instance queues, worker instances deliver, and two
-// workers together stay under SMTP_MAX_RATE.
+// workers together stay under SMTP_MAX_RATE recipients a second.
 describe('email workers', () => {
   let api: TestApp;
   const workers: TestApp[] = [];
@@ -62,6 +62,27 @@ describe('email workers', () => {
     // (a worker's first email also opens its connection), hence the margin. Unpaced, all arrive at once.
     for (let i = 0; i + rate < times.length; i++) expect(times[i + rate] - times[i]).toBeGreaterThanOrEqual(750);
     expect(times[times.length - 1] - times[0]).toBeGreaterThanOrEqual(1750);
+  });
+
+  it('counts recipients, not messages, against SMTP_MAX_RATE, and still sends a message with more recipients than that', async () => {
+    const batch = randomBytes(4).toString('hex');
+    const recipients = (subject: string, count: number) => Array.from({ length: count }, (_, i) => `r${i}.${subject.replace(/\W/g, '')}@example.org`);
+    // Three messages of 3 recipients and one of 6 (> the rate of 4, so it takes a whole second): no two fit one second.
+    const messages = [...[0, 1, 2].map((i) => ({ subject: `recipients ${batch} ${i}`, count: 3 })), { subject: `recipients ${batch} big`, count: 6 }];
+    await Promise.all(
+      messages.map(({ subject, count }) =>
+        api.http
+          .post('/email/send')
+          .set(bearer(adminKey))
+          .send({ from: `hello@${domain}`, to: recipients(subject, count), subject, text: 'x' })
+          .expect(200),
+      ),
+    );
+    const mails = await Promise.all(messages.map(({ subject }) => sink.waitFor((m) => m.parsed?.subject === subject)));
+    expect(mails[3].envelope.rcptTo).toHaveLength(6);
+    const times = mails.map((m) => m.receivedAt).sort((a, b) => a - b);
+    // Counting messages, all four fit the first second; counting recipients, each needs a second of its own.
+    for (let i = 0; i + 1 < times.length; i++) expect(times[i + 1] - times[i]).toBeGreaterThanOrEqual(750);
   });
 
   it('fails a message the provider keeps deferring once the retry schedule is used up', async () => {

@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 
@@ -23,7 +23,22 @@ export interface SmtpSink {
   failNext(count: number, code: number, message?: string): void;
   /** RCPT TO for this address gets `code message` until cleared. */
   rejectRecipient(address: string, code: number, message?: string): void;
+  /** MAIL FROM with this address gets `code message` until cleared (the provider refusing the sender). */
+  rejectSender(address: string, code: number, message?: string): void;
+  /** Clears the recipient and sender rejections. */
   clearRejections(): void;
+  /**
+   * Sinks started with `auth: true`: while on, every AUTH gets `535 5.7.8` (a wrong SMTP password); turning it on
+   * also closes the open connections, so that the next message has to authenticate again.
+   */
+  rejectAuth(on: boolean): void;
+  /**
+   * Holds the answer to the next message's DATA: `arrived` resolves once its content is in, and the sink answers
+   * (250, or a failNext answer) only after release().
+   */
+  holdNext(): { arrived: Promise<void>; release(): void };
+  /** While on, every connection is dropped as it opens, and the open ones at once (a provider that is down). */
+  refuseConnections(on: boolean): void;
   /** Resolves with the first message (already received or to come) that matches. */
   waitFor(predicate: (mail: ReceivedMail) => boolean, timeoutMs?: number): Promise<ReceivedMail>;
   close(): Promise<void>;
@@ -37,19 +52,32 @@ function smtpError(code: number, message: string): Error & { responseCode: numbe
  * A real SMTP server in the test process (smtp-server), recording the envelope, the raw source and the
  * parsed message of everything it accepts; it can be told to answer 4xx/5xx.
  */
-export async function startSmtpSink(options: { parse?: boolean } = {}): Promise<SmtpSink> {
+export async function startSmtpSink(options: { parse?: boolean; auth?: boolean } = {}): Promise<SmtpSink> {
   const parse = options.parse ?? true;
   const messages: ReceivedMail[] = [];
   const waiters: { predicate: (mail: ReceivedMail) => boolean; resolve: (mail: ReceivedMail) => void }[] = [];
   const failures: { code: number; message: string }[] = [];
   const rejections = new Map<string, { code: number; message: string }>();
+  const senderRejections = new Map<string, { code: number; message: string }>();
+  const holds: { arrive: () => void; released: Promise<void> }[] = [];
+  let authRejected = false;
+  let refusing = false;
   let count = 0;
 
   const server = new SMTPServer({
     authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
+    disabledCommands: options.auth ? ['STARTTLS'] : ['STARTTLS', 'AUTH'],
+    allowInsecureAuth: true,
     logger: false,
     size: 60 * 1024 * 1024,
+    onAuth(auth, _session, callback) {
+      if (authRejected) return callback(smtpError(535, '5.7.8 Authentication credentials invalid'));
+      callback(null, { user: auth.username });
+    },
+    onMailFrom(address, _session, callback) {
+      const rejection = senderRejections.get(address.address.toLowerCase());
+      callback(rejection ? smtpError(rejection.code, rejection.message) : undefined);
+    },
     onRcptTo(address, _session, callback) {
       const rejection = rejections.get(address.address.toLowerCase());
       callback(rejection ? smtpError(rejection.code, rejection.message) : undefined);
@@ -57,7 +85,12 @@ export async function startSmtpSink(options: { parse?: boolean } = {}): Promise<
     onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
+      stream.on('end', async () => {
+        const hold = holds.shift();
+        if (hold) {
+          hold.arrive();
+          await hold.released;
+        }
         const failure = failures.shift();
         if (failure) return callback(smtpError(failure.code, failure.message));
         count++;
@@ -82,6 +115,14 @@ export async function startSmtpSink(options: { parse?: boolean } = {}): Promise<
       });
     },
   });
+  // A client that vanishes mid-session (a SIGKILLed worker) resets its connection: not the sink's failure.
+  server.on('error', () => undefined);
+  const sockets = new Set<Socket>();
+  server.server.on('connection', (socket: Socket) => {
+    if (refusing) return socket.destroy();
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.server.address() as AddressInfo;
 
@@ -98,7 +139,28 @@ export async function startSmtpSink(options: { parse?: boolean } = {}): Promise<
     rejectRecipient: (address, code, message = code >= 500 ? '5.1.1 No such user' : '4.2.1 Mailbox busy') => {
       rejections.set(address.toLowerCase(), { code, message });
     },
-    clearRejections: () => rejections.clear(),
+    rejectSender: (address, code, message = code >= 500 ? '5.7.1 Sender not allowed' : '4.7.1 Try again later') => {
+      senderRejections.set(address.toLowerCase(), { code, message });
+    },
+    clearRejections: () => {
+      rejections.clear();
+      senderRejections.clear();
+    },
+    rejectAuth: (on) => {
+      authRejected = on;
+      if (on) for (const socket of sockets) socket.destroy();
+    },
+    refuseConnections: (on) => {
+      refusing = on;
+      if (on) for (const socket of sockets) socket.destroy();
+    },
+    holdNext: () => {
+      let arrive!: () => void;
+      let release!: () => void;
+      const arrived = new Promise<void>((resolve) => (arrive = resolve));
+      holds.push({ arrive, released: new Promise<void>((resolve) => (release = resolve)) });
+      return { arrived, release };
+    },
     waitFor: (predicate, timeoutMs = 20_000) => {
       const found = messages.find(predicate);
       if (found) return Promise.resolve(found);

@@ -1,4 +1,5 @@
 import type { KeyObject } from 'node:crypto';
+import type { RecipientAnswer } from '../smtp-outcome';
 
 /** A domain's DKIM key, parsed once: parsing the PEM costs more than the signature itself. */
 export interface DkimKey {
@@ -16,21 +17,32 @@ export interface OutgoingEmail {
   dkim: DkimKey | null;
 }
 
-export interface RecipientRejection {
-  recipient: string;
-  responseCode?: number;
-  response: string;
-}
-
 export interface TransportResult {
   accepted: string[];
-  rejected: RecipientRejection[];
+  /** Recipients the server refused, each with its own answer (RCPT TO). */
+  rejected: RecipientAnswer[];
   response: string;
 }
 
 /**
- * Hands an email to the provider. Resolves with per-recipient results when the server took the message
- * for at least one recipient; rejects with the SMTP error (responseCode, response) when it took none.
+ * The provider failed the transaction as a whole (AUTH, MAIL FROM, DATA, TLS, the connection): it said nothing
+ * about the recipients, so none of them may be bounced for it.
+ */
+export class ProviderFailure extends Error {
+  constructor(
+    /** The provider's answer, for the message's events. */
+    readonly description: string,
+    readonly responseCode?: number,
+  ) {
+    super(description);
+    this.name = 'ProviderFailure';
+  }
+}
+
+/**
+ * Hands an email to the provider. Resolves with per-recipient results when the provider answered for the
+ * recipients (took it for some, or refused every one at RCPT TO); rejects with a ProviderFailure when the
+ * transaction failed as a whole, and with anything else for an error that is not the provider's.
  */
 export interface MailTransport {
   readonly name: string;

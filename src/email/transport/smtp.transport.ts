@@ -1,6 +1,7 @@
 import nodemailer, { type Mail } from 'nodemailer';
 import type { SMTPPoolOptions, SMTPPoolSentMessageInfo } from 'nodemailer/lib/smtp-pool';
-import type { MailTransport, OutgoingEmail, TransportResult } from './mail-transport';
+import { classifyTransactionError, type SmtpErrorLike } from '../smtp-outcome';
+import { type MailTransport, type OutgoingEmail, ProviderFailure, type TransportResult } from './mail-transport';
 
 /** The provider over SMTP (D-20): nodemailer's pooled transport, DKIM-signing each message as it goes out. */
 export class SmtpTransport implements MailTransport {
@@ -21,11 +22,19 @@ export class SmtpTransport implements MailTransport {
   }
 
   async send(email: OutgoingEmail): Promise<TransportResult> {
-    const info = await this.transporter.sendMail({
-      envelope: { from: email.from, to: email.recipients },
-      raw: email.raw,
-      ...(email.dkim ? { dkim: email.dkim } : {}),
-    });
+    let info: SMTPPoolSentMessageInfo;
+    try {
+      info = await this.transporter.sendMail({
+        envelope: { from: email.from, to: email.recipients },
+        raw: email.raw,
+        ...(email.dkim ? { dkim: email.dkim } : {}),
+      });
+    } catch (err) {
+      const failure = classifyTransactionError(err as SmtpErrorLike);
+      if (failure?.kind === 'recipients') return { accepted: [], rejected: failure.answers, response: '' };
+      if (failure?.kind === 'provider') throw new ProviderFailure(failure.description, failure.responseCode);
+      throw err;
+    }
     const rejectedErrors = (info.rejectedErrors ?? []) as { recipient?: string; responseCode?: number; response?: string; message: string }[];
     return {
       accepted: (info.accepted ?? []).map(String),
