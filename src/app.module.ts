@@ -5,6 +5,7 @@ import { ApiKeysModule } from './api-keys/api-keys.module';
 import { CollectionsModule } from './collections/collections.module';
 import { AuthModule } from './common/auth/auth.module';
 import { CryptoModule } from './common/crypto/crypto.module';
+import { IdempotencyModule } from './common/idempotency/idempotency.module';
 import { loggerOptions } from './common/http/logger.options';
 import { AppConfigService } from './config/app-config.service';
 import { ConfigModule } from './config/config.module';
@@ -35,6 +36,7 @@ export class AppModule {
         RedisModule,
         CryptoModule,
         QueueModule,
+        IdempotencyModule,
         AuthModule,
         RateLimitsModule,
         HealthModule,

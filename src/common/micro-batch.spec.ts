@@ -42,4 +42,19 @@ describe('MicroBatch', () => {
     const results = await Promise.allSettled([batch.submit(1), batch.submit(2)]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
   });
+
+  it('closes a batch at the weight cap, and runs an input heavier than the cap alone', async () => {
+    const batches: number[][] = [];
+    const batch = new MicroBatch<number, number>(
+      async (inputs) => {
+        batches.push(inputs);
+        return allFulfilled(inputs);
+      },
+      10,
+      1,
+      { weigh: (n) => n, max: 10 },
+    );
+    await Promise.all([4, 5, 2, 30, 1, 9].map((n) => batch.submit(n)));
+    expect(batches).toEqual([[4, 5], [2], [30], [1, 9]]);
+  });
 });

@@ -1,7 +1,15 @@
 interface Pending<I, O> {
   input: I;
+  weight: number;
   resolve: (output: O) => void;
   reject: (err: unknown) => void;
+}
+
+export interface BatchWeight<I> {
+  /** What one input weighs (bytes, say). */
+  weigh: (input: I) => number;
+  /** A batch stops growing once it would weigh more; an input heavier than this runs alone. */
+  max: number;
 }
 
 /**
@@ -19,11 +27,12 @@ export class MicroBatch<I, O> {
     private readonly run: (inputs: I[]) => Promise<PromiseSettledResult<O>[]>,
     private readonly maxBatch: number,
     private readonly maxConcurrent: number,
+    private readonly weight?: BatchWeight<I>,
   ) {}
 
   submit(input: I): Promise<O> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ input, resolve, reject });
+      this.waiting.push({ input, weight: this.weight?.weigh(input) ?? 0, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => {
@@ -36,7 +45,7 @@ export class MicroBatch<I, O> {
 
   private flush(): void {
     while (this.waiting.length > 0 && this.running < this.maxConcurrent) {
-      const batch = this.waiting.splice(0, this.maxBatch);
+      const batch = this.waiting.splice(0, this.batchLength());
       this.running++;
       this.run(batch.map((p) => p.input))
         .then(
@@ -53,6 +62,16 @@ export class MicroBatch<I, O> {
           this.flush();
         });
     }
+  }
+
+  /** How many of the waiting calls the next batch takes: up to maxBatch, and (always at least one) up to the weight cap. */
+  private batchLength(): number {
+    const count = Math.min(this.maxBatch, this.waiting.length);
+    if (!this.weight) return count;
+    let total = this.waiting[0].weight;
+    let length = 1;
+    while (length < count && total + this.waiting[length].weight <= this.weight.max) total += this.waiting[length++].weight;
+    return length;
   }
 }
 

@@ -3,7 +3,8 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../common/auth/auth-context';
 import { Auth } from '../common/auth/auth.decorator';
 import { CurrentAuth } from '../common/auth/current-auth.decorator';
-import { Idempotent } from '../common/idempotency/idempotent.decorator';
+import { IdempotencyClaimOf, Idempotent } from '../common/idempotency/idempotent.decorator';
+import type { IdempotencyClaim } from '../common/idempotency/idempotency.store';
 import { MessageStatusDto } from './dto/message-status.dto';
 import { SendEmailResponseDto } from './dto/send-email-response.dto';
 import { SendEmailDto } from './dto/send-email.dto';
@@ -27,8 +28,12 @@ export class EmailController {
   @Idempotent()
   @ApiOperation({ summary: 'Send an email', description: SEND_DESCRIPTION })
   @ApiOkResponse({ type: SendEmailResponseDto })
-  send(@CurrentAuth() auth: AuthContext, @Body() dto: SendEmailDto): Promise<SendEmailResponseDto> {
-    return this.email.send(auth.accountId, dto, { allowedFromDomains: auth.restrictions.domain_restrictions });
+  send(
+    @CurrentAuth() auth: AuthContext,
+    @Body() dto: SendEmailDto,
+    @IdempotencyClaimOf() idempotency?: IdempotencyClaim,
+  ): Promise<SendEmailResponseDto> {
+    return this.email.send(auth.accountId, dto, { allowedFromDomains: auth.restrictions.domain_restrictions, idempotency });
   }
 
   @Get('email/status/:messageId')

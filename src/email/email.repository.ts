@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { MessageEvent, MessageEventType } from './message-event.entity';
 import { AWAITING_DELIVERY, Message, MessageStatus } from './message.entity';
 import { allFulfilled, MicroBatch } from '../common/micro-batch';
+import { IdempotentAnswer, idempotencyRecordValues } from '../common/idempotency/idempotency.store';
 
 export interface NewEvent {
   type: MessageEventType;
@@ -40,11 +41,16 @@ export interface TransitionChanges {
 
 interface NewMessage {
   message: Message;
+  /** message.content as JSON, made once: it is written, and it weighs the batch. */
+  contentJson: string;
   events: NewEvent[];
+  idempotency?: IdempotentAnswer;
 }
 
 /** Inserts that arrive while a flush runs wait for the next one; so busy periods commit many at once. */
 const MAX_BATCH = 200;
+/** A statement carries at most this much content (one bigger message goes alone): attachments make rows of 35 MB. */
+const MAX_BATCH_BYTES = 16 * 1024 * 1024;
 const MAX_CONCURRENT_FLUSHES = 4;
 
 const settle = <T>(promise: Promise<T>): Promise<PromiseSettledResult<T>> =>
@@ -90,14 +96,10 @@ interface AttemptEventRow {
  */
 @Injectable()
 export class EmailRepository {
-  private readonly inserts = new MicroBatch<NewMessage, void>(
-    async (batch) => {
-      await this.writeBatch(batch);
-      return allFulfilled(batch.map(() => undefined));
-    },
-    MAX_BATCH,
-    MAX_CONCURRENT_FLUSHES,
-  );
+  private readonly inserts = new MicroBatch<NewMessage, void>((batch) => this.insertBatch(batch), MAX_BATCH, MAX_CONCURRENT_FLUSHES, {
+    weigh: (item) => item.contentJson.length,
+    max: MAX_BATCH_BYTES,
+  });
   private readonly deliveryLoads = new MicroBatch<string, DeliverableMessage | null>(
     (ids) => this.loadForDelivery(ids),
     MAX_DELIVERY_BATCH,
@@ -108,19 +110,43 @@ export class EmailRepository {
     MAX_DELIVERY_BATCH,
     MAX_CONCURRENT_DELIVERY_BATCHES,
   );
+  private readonly scheduledClaims = new MicroBatch<string, boolean>(
+    (ids) => this.claimScheduledBatch(ids),
+    MAX_DELIVERY_BATCH,
+    MAX_CONCURRENT_DELIVERY_BATCHES,
+  );
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Resolves once the message and its events are committed. */
-  insert(message: Message, events: NewEvent[]): Promise<void> {
-    return this.inserts.submit({ message, events });
+  /**
+   * Resolves once the message and its events are committed, with the idempotent answer when given (a key
+   * used already fails this message alone, with a unique violation on the record's key).
+   */
+  insert(message: Message, events: NewEvent[], idempotency?: IdempotentAnswer): Promise<void> {
+    return this.inserts.submit({ message, contentJson: JSON.stringify(message.content), events, idempotency });
   }
 
-  /** One statement (so one round trip and atomic without BEGIN/COMMIT): the messages, then their events. */
+  /**
+   * The messages of concurrent requests, of any accounts, in one statement. If it fails, each is written
+   * alone, so a row the database refuses (or a reused Idempotency-Key) fails its own request only.
+   */
+  private async insertBatch(batch: NewMessage[]): Promise<PromiseSettledResult<void>[]> {
+    if (batch.length > 1) {
+      try {
+        await this.writeBatch(batch);
+        return allFulfilled(batch.map(() => undefined));
+      } catch {
+        // fall through: one by one
+      }
+    }
+    return Promise.all(batch.map((item) => settle(this.writeBatch([item]))));
+  }
+
+  /** One statement (so one round trip and atomic without BEGIN/COMMIT): the messages, their events, the idempotent answers. */
   private async writeBatch(batch: NewMessage[]): Promise<void> {
     const params: unknown[] = [];
     const placeholders = (values: unknown[]) => `(${values.map((v) => `$${params.push(v)}`).join(', ')})`;
-    const messageRows = batch.map(({ message: m }) =>
+    const messageRows = batch.map(({ message: m, contentJson }) =>
       placeholders([
         m.id,
         m.accountId,
@@ -132,7 +158,7 @@ export class EmailRepository {
         JSON.stringify(m.pendingRecipients),
         JSON.stringify(m.suppressedRecipients),
         m.headerMessageId,
-        JSON.stringify(m.content),
+        contentJson,
         m.priority,
         m.scheduledFor,
         m.tracking === null ? null : JSON.stringify(m.tracking),
@@ -143,13 +169,19 @@ export class EmailRepository {
     const eventRows = batch.flatMap(({ message, events }) =>
       events.map((e) => placeholders([message.id, e.type, e.recipient ?? null, e.detail ?? null, e.occurredAt ?? new Date()])),
     );
-    const insertMessages =
+    const answerRows = batch.flatMap(({ idempotency }) => (idempotency ? [placeholders(idempotencyRecordValues(idempotency))] : []));
+    const statements = [
       'INSERT INTO messages (id, account_id, status, from_address, from_domain, subject, recipients, pending_recipients, ' +
-      'suppressed_recipients, header_message_id, content, priority, scheduled_for, tracking, list_id, template_name) ' +
-      `VALUES ${messageRows.join(', ')}`;
-    const sql = eventRows.length
-      ? `WITH inserted AS (${insertMessages}) INSERT INTO message_events (message_id, type, recipient, detail, occurred_at) VALUES ${eventRows.join(', ')}`
-      : insertMessages;
+        'suppressed_recipients, header_message_id, content, priority, scheduled_for, tracking, list_id, template_name) ' +
+        `VALUES ${messageRows.join(', ')}`,
+      ...(eventRows.length ? [`INSERT INTO message_events (message_id, type, recipient, detail, occurred_at) VALUES ${eventRows.join(', ')}`] : []),
+      ...(answerRows.length
+        ? [`INSERT INTO idempotency_records (scope, key_hash, request_hash, status_code, body, expires_at) VALUES ${answerRows.join(', ')}`]
+        : []),
+    ];
+    // Every data-modifying WITH clause runs, referenced or not: the statements commit together.
+    const last = statements.pop()!;
+    const sql = statements.length ? `WITH ${statements.map((statement, i) => `w${i} AS (${statement})`).join(', ')} ${last}` : last;
     await this.dataSource.query(sql, params);
   }
 
@@ -314,6 +346,50 @@ export class EmailRepository {
       [JSON.stringify(rows), [...AWAITING_DELIVERY], JSON.stringify(events)],
     );
     return new Set(moved.map((r) => r.id));
+  }
+
+  /**
+   * A worker takes a scheduled message that is due (`scheduled` → `queued`) right before sending it; false when
+   * it is no longer scheduled (cancelled). A cancel and a worker thus never both win. Concurrent claims share
+   * one statement.
+   */
+  claimScheduled(messageId: string): Promise<boolean> {
+    return this.scheduledClaims.submit(messageId);
+  }
+
+  private async claimScheduledBatch(ids: string[]): Promise<PromiseSettledResult<boolean>[]> {
+    const claimed: { id: string }[] = await this.dataSource.query(
+      `WITH claimed AS (
+         UPDATE messages SET status = 'queued', updated_at = now() WHERE id = ANY($1::varchar[]) AND status = 'scheduled' RETURNING id
+       )
+       SELECT id FROM claimed`,
+      [[...new Set(ids)]],
+    );
+    const moved = new Set(claimed.map((row) => row.id));
+    // A message asked for twice in one batch (a stalled job run beside itself) is claimed by the first only.
+    return allFulfilled(ids.map((id) => moved.delete(id)));
+  }
+
+  /**
+   * An attempt that ended in an error of ours (not an SMTP answer) still counts: the message waiting for
+   * delivery gets attempts + 1, `deferred` (or `failed` when `final`) and an event of that type; the detail of
+   * a final one says how many attempts were made. False when the message was not waiting for delivery.
+   */
+  async countFailedAttempt(messageId: string, error: string, final: boolean): Promise<boolean> {
+    const status: MessageStatus = final ? 'failed' : 'deferred';
+    const rows: { moved: number }[] = await this.dataSource.query(
+      `WITH moved AS (
+         UPDATE messages SET status = $2, attempts = attempts + 1, last_error = $3, updated_at = now()
+         WHERE id = $1 AND status = ANY($4::varchar[])
+         RETURNING id, attempts
+       ), written AS (
+         INSERT INTO message_events (message_id, type, detail, occurred_at)
+         SELECT id, $2, CASE WHEN $5 THEN 'gave up after ' || attempts || ' attempts: ' || $3 ELSE $3 END, now() FROM moved
+       )
+       SELECT count(*)::int AS moved FROM moved`,
+      [messageId, status, error, [...AWAITING_DELIVERY], final],
+    );
+    return rows[0].moved > 0;
   }
 
   /**

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
 import { hostMatchesDomain } from '../common/http/ip-match';
+import { IdempotencyClaim, IdempotencyStore } from '../common/idempotency/idempotency.store';
 import { newId } from '../common/ids';
 import type { Domain } from '../domains/domain.entity';
 import { DomainsService } from '../domains/domains.service';
@@ -31,6 +32,8 @@ const DOMAIN_CACHE_MS = 10_000;
 export interface SendOptions {
   /** The key's domain_restrictions (D-8): the `from` domain must be one of them or a subdomain. */
   allowedFromDomains?: readonly string[];
+  /** The request's Idempotency-Key: its answer is stored with the message (D-17). */
+  idempotency?: IdempotencyClaim;
 }
 
 /** The rules of sending (D-14 … D-19): the only writer of new messages. */
@@ -44,6 +47,7 @@ export class EmailService {
     private readonly domains: DomainsService,
     private readonly templates: TemplatesService,
     private readonly suppression: SuppressionLookup,
+    private readonly idempotency: IdempotencyStore,
   ) {}
 
   /** Accepts a message: answers only after it is committed (D-16), then queues its delivery. */
@@ -117,12 +121,16 @@ export class EmailService {
       ...suppressed.map((recipient): NewEvent => ({ type: 'suppressed', recipient, detail: 'on the suppression list', occurredAt: acceptedAt })),
       ...(scheduledFor ? [{ type: 'scheduled', detail: scheduledFor.toISOString(), occurredAt: acceptedAt } satisfies NewEvent] : []),
     ];
-    await this.repository.insert(message, events);
+    const answer: SendEmailResponseDto = { success: true, messageId: id, status, ...(suppressed.length ? { suppressed } : {}) };
+    const { idempotency } = options;
+    await this.idempotency.guard(idempotency, () =>
+      this.repository.insert(message, events, idempotency && { claim: idempotency, statusCode: 200, body: answer }),
+    );
+    if (idempotency) idempotency.recorded = true;
     // Committed, so accepted (D-16): the answer does not wait for Redis. enqueue() never rejects; a job
     // that fails to reach Redis is re-added by the sweeper.
     void this.queue.enqueue({ messageId: id, priority: message.priority, notBefore: scheduledFor });
-
-    return { success: true, messageId: id, status, ...(suppressed.length ? { suppressed } : {}) };
+    return answer;
   }
 
   async status(accountId: string, messageId: string): Promise<MessageStatusDto> {
@@ -145,12 +153,15 @@ export class EmailService {
   async cancelScheduled(accountId: string, messageId: string): Promise<MessageStatusDto> {
     const message = await this.repository.findForAccount(accountId, messageId);
     if (!message) throw AppException.notFound('Message', messageId);
-    // A message due within the margin may already be with a worker, which would send it anyway.
+    // Only a `scheduled` message can be cancelled: a worker takes one (`scheduled` → `queued`) right before
+    // sending it, so a cancel and a send never both win. The margin keeps a cancel from racing a due job.
     const scheduledAfter = new Date(Date.now() + CANCEL_MARGIN_MS);
     const cancelled = await this.repository.transition(messageId, ['scheduled'], { status: 'cancelled' }, [{ type: 'cancelled' }], { scheduledAfter });
     if (!cancelled) {
-      const reason = message.status === 'scheduled' ? 'is due now' : `is ${message.status}, not scheduled`;
-      throw new AppException(ErrorCode.Conflict, `Message ${messageId} ${reason}: it can no longer be cancelled`, { status: message.status });
+      // Read again: a worker may have just taken it.
+      const status = (await this.repository.findForAccount(accountId, messageId))?.status ?? message.status;
+      const reason = status === 'scheduled' ? 'is due now' : `is ${status}, not scheduled`;
+      throw new AppException(ErrorCode.Conflict, `Message ${messageId} ${reason}: it can no longer be cancelled`, { status });
     }
     await this.queue.remove(messageId).catch(() => undefined);
     return this.status(accountId, messageId);

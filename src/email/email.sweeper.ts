@@ -4,6 +4,7 @@ import { AppConfigService } from '../config/app-config.service';
 import { RedisService } from '../redis/redis.service';
 import { EmailQueue } from './email.queue';
 import { EmailRepository } from './email.repository';
+import { AWAITING_DELIVERY } from './message.entity';
 
 const PAGE = 500;
 const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
@@ -11,7 +12,9 @@ const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return red
 /**
  * D-16: a message is committed before its job is added, so a Redis outage in between (or a lost Redis)
  * leaves accepted messages without a job. Every EMAIL_SWEEP_INTERVAL_MS one instance (Redis lock) walks
- * the messages still awaiting delivery and re-adds the job of each one that has none.
+ * the messages still awaiting delivery and re-adds the job of each one that has none, with the attempts it
+ * has left. One whose attempts are used up (its last attempt could not even be written) is failed instead:
+ * re-adding it would start its retries again.
  */
 @Injectable()
 export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -27,15 +30,24 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.sweep()
-        .catch((err: Error) => {
-          this.logger.warn(`Sweep failed: ${err.message}`);
-          return 0;
-        })
-        .finally(() => (this.running = undefined));
-    }, this.config.env.EMAIL_SWEEP_INTERVAL_MS);
+    this.timer = setInterval(() => this.runSweep(), this.config.env.EMAIL_SWEEP_INTERVAL_MS);
+    // What was accepted while Redis was away has no job: when it comes back, sweep at once and take every
+    // message without a live job, not only those older than EMAIL_SWEEP_AFTER_MS (a job added twice is one job).
+    let connectedBefore = this.redis.client.status === 'ready';
+    this.redis.client.on('ready', () => {
+      if (connectedBefore) this.runSweep(new Date());
+      connectedBefore = true;
+    });
+  }
+
+  private runSweep(olderThan?: Date): void {
+    if (this.running) return;
+    this.running = this.sweep(olderThan)
+      .catch((err: Error) => {
+        this.logger.warn(`Sweep failed: ${err.message}`);
+        return 0;
+      })
+      .finally(() => (this.running = undefined));
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -43,14 +55,13 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
     await this.running;
   }
 
-  /** Re-adds missing jobs; returns how many. */
-  async sweep(): Promise<number> {
+  /** Re-adds missing jobs of messages untouched since `olderThan`; returns how many. */
+  async sweep(olderThan = new Date(Date.now() - this.config.env.EMAIL_SWEEP_AFTER_MS)): Promise<number> {
     const lockKey = this.redis.key('email', 'sweeper-lock');
     const token = randomBytes(8).toString('hex');
     const locked = await this.redis.client.set(lockKey, token, 'PX', this.config.env.EMAIL_SWEEP_INTERVAL_MS, 'NX');
     if (locked !== 'OK') return 0;
     try {
-      const olderThan = new Date(Date.now() - this.config.env.EMAIL_SWEEP_AFTER_MS);
       let afterId = '';
       let requeued = 0;
       for (;;) {
@@ -58,7 +69,14 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
         if (page.length === 0) break;
         afterId = page[page.length - 1].id;
         const withJobs = await this.emailQueue.withLiveJobs(page.map((m) => m.id));
-        const lost = page.filter((m) => !withJobs.has(m.id));
+        const maxAttempts = this.emailQueue.retrySchedule.maxAttempts;
+        const lost = page.filter((m) => !withJobs.has(m.id) && m.attempts < maxAttempts);
+        for (const m of page.filter((m) => !withJobs.has(m.id) && m.attempts >= maxAttempts)) {
+          const failed = await this.repository.transition(m.id, AWAITING_DELIVERY, { status: 'failed' }, [
+            { type: 'failed', detail: `gave up after ${m.attempts} attempts` },
+          ]);
+          if (failed) this.logger.warn(`${m.id} had used up its ${m.attempts} attempts without a final state: failed`);
+        }
         if (lost.length) {
           await this.emailQueue.queue.addBulk(
             lost.map((m) => ({

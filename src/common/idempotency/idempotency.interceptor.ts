@@ -1,29 +1,38 @@
 import { createHash } from 'node:crypto';
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { from, Observable, of } from 'rxjs';
 import { catchError, mergeMap } from 'rxjs/operators';
 import { RedisService } from '../../redis/redis.service';
 import { AppException } from '../errors/app.exception';
 import { ErrorCode } from '../errors/error-code';
+import { IDEMPOTENCY_TTL_MS, IdempotencyClaim, IdempotencyStore, IdempotentReplay, StoredAnswer } from './idempotency.store';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
-const TTL_MS = 24 * 3600 * 1000;
 /** A claim whose request never finished (the process died) frees the key after this long, not after 24 h. */
 const PENDING_TTL_MS = 60_000;
 const MAX_KEY_LENGTH = 255;
+/** Redis is the fast path only: a slow or absent Redis is skipped, PostgreSQL still keeps the answer. */
+const REDIS_TIMEOUT_MS = 300;
 
-type StoredEntry = { state: 'pending'; hash: string } | { state: 'done'; hash: string; status: number; body: unknown };
+type CachedEntry = { state: 'pending'; hash: string } | ({ state: 'done'; hash: string } & Omit<StoredAnswer, 'requestHash'>);
 
 /**
- * The D-17 mechanism behind @Idempotent(). One Redis key per (account or anonymous IP, Idempotency-Key):
- * claimed with SET NX before the handler runs, so a concurrent duplicate sees the claim and gets 409; filled
- * with the response when the handler succeeds; released when it fails, so the client may retry.
+ * The D-17 mechanism behind @Idempotent(). The answer is kept in PostgreSQL (IdempotencyStore), written by
+ * the route in the same statement as its rows, so a committed effect always has its answer. Redis holds a
+ * copy and the in-flight claim (SET NX), so that a concurrent duplicate gets 409 and a replay costs no query.
+ * Without Redis the route still runs: its rows and the record commit together or not at all, and a
+ * duplicate that races it is answered from the record.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
-  constructor(private readonly redis: RedisService) {}
+  private readonly logger = new Logger(IdempotencyInterceptor.name);
+
+  constructor(
+    private readonly redis: RedisService,
+    private readonly store: IdempotencyStore,
+  ) {}
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
     const request = context.switchToHttp().getRequest<Request>();
@@ -35,45 +44,86 @@ export class IdempotencyInterceptor implements NestInterceptor {
       throw AppException.invalidField('Idempotency-Key', `must be 1 to ${MAX_KEY_LENGTH} characters`);
     }
 
-    const scope = request.auth?.accountId ?? `ip:${request.ip}`;
-    const redisKey = this.redis.key('idempotency', scope, sha256(idempotencyKey));
-    const hash = sha256(`${request.method} ${request.path}\n${JSON.stringify(request.body ?? null)}`);
+    const claim: IdempotencyClaim = {
+      scope: request.auth?.accountId ?? `ip:${request.ip}`,
+      keyHash: sha256(idempotencyKey),
+      requestHash: sha256(`${request.method} ${request.path}\n${JSON.stringify(request.body ?? null)}`),
+    };
+    const redisKey = this.redis.key('idempotency', claim.scope, claim.keyHash);
 
-    const pending: StoredEntry = { state: 'pending', hash };
-    const claimed = await this.redis.client.set(redisKey, JSON.stringify(pending), 'PX', PENDING_TTL_MS, 'NX');
-    if (claimed !== 'OK') {
-      const stored = await this.redis.client.get(redisKey);
-      // Gone between SET and GET: the first request failed and released it; this one may act.
-      if (stored === null) return this.intercept(context, next);
-      return of(this.replay(JSON.parse(stored) as StoredEntry, hash, response));
+    const cached = await this.claimInRedis(redisKey, claim);
+    if (cached?.state === 'done') return of(this.replay({ requestHash: cached.hash, statusCode: cached.statusCode, body: cached.body }, claim, response));
+    if (cached?.state === 'pending') {
+      // Still running, or it finished and Redis never heard: the record says which.
+      const stored = await this.store.find(claim);
+      if (!stored) throw new AppException(ErrorCode.IdempotencyConflict, 'A request with this Idempotency-Key is still being processed');
+      return of(this.replay(stored, claim, response));
     }
 
+    request.idempotency = claim;
     return next.handle().pipe(
-      mergeMap((body) => {
-        const done: StoredEntry = { state: 'done', hash, status: response.statusCode, body };
-        return from(this.redis.client.set(redisKey, JSON.stringify(done), 'PX', TTL_MS).then(() => body));
+      mergeMap((body) => from(this.remember(redisKey, claim, response.statusCode, body).then(() => body))),
+      catchError((err: unknown) => {
+        if (err instanceof IdempotentReplay) {
+          return from(this.cache(redisKey, { state: 'done', hash: err.stored.requestHash, statusCode: err.stored.statusCode, body: err.stored.body }).then(() => this.replay(err.stored, claim, response)));
+        }
+        return from(
+          this.redisCall(() => this.redis.client.del(redisKey)).then(() => {
+            throw err;
+          }),
+        );
       }),
-      catchError((err) =>
-        from(
-          this.redis.client
-            .del(redisKey)
-            .catch(() => 0)
-            .then(() => {
-              throw err;
-            }),
-        ),
-      ),
     );
   }
 
-  private replay(stored: StoredEntry, hash: string, response: Response): unknown {
-    if (stored.hash !== hash) {
+  /** Claims the key in Redis; the entry already there if another request has it; null when claimed or Redis is unavailable. */
+  private async claimInRedis(redisKey: string, claim: IdempotencyClaim): Promise<CachedEntry | null> {
+    const pending: CachedEntry = { state: 'pending', hash: claim.requestHash };
+    const claimed = await this.redisCall(() => this.redis.client.set(redisKey, JSON.stringify(pending), 'PX', PENDING_TTL_MS, 'NX'));
+    if (claimed !== null) return null;
+    const stored = await this.redisCall(() => this.redis.client.get(redisKey));
+    // Claimed ('OK'), Redis unavailable (undefined), or the first request failed and released the key meanwhile.
+    return stored ? (JSON.parse(stored) as CachedEntry) : null;
+  }
+
+  /**
+   * After the route succeeded: the record is in PostgreSQL already when the route wrote it with its rows;
+   * otherwise it is written here. Neither write may fail the answer: the effect has happened.
+   */
+  private async remember(redisKey: string, claim: IdempotencyClaim, statusCode: number, body: unknown): Promise<void> {
+    if (!claim.recorded) {
+      try {
+        await this.store.save({ claim, statusCode, body });
+      } catch (err) {
+        this.logger.warn(`Could not keep the idempotent answer in PostgreSQL: ${(err as Error).message}`);
+      }
+    }
+    await this.cache(redisKey, { state: 'done', hash: claim.requestHash, statusCode, body });
+  }
+
+  private async cache(redisKey: string, entry: CachedEntry): Promise<void> {
+    await this.redisCall(() => this.redis.client.set(redisKey, JSON.stringify(entry), 'PX', IDEMPOTENCY_TTL_MS));
+  }
+
+  /** A Redis call that never throws and never waits long: undefined when Redis did not answer. */
+  private async redisCall<T>(call: () => Promise<T>): Promise<T | undefined> {
+    if (this.redis.client.status !== 'ready') return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), REDIS_TIMEOUT_MS)));
+    try {
+      return await Promise.race([call(), timeout]);
+    } catch {
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private replay(stored: StoredAnswer, claim: IdempotencyClaim, response: Response): unknown {
+    if (stored.requestHash !== claim.requestHash) {
       throw new AppException(ErrorCode.IdempotencyConflict, 'This Idempotency-Key was already used with a different request body');
     }
-    if (stored.state === 'pending') {
-      throw new AppException(ErrorCode.IdempotencyConflict, 'A request with this Idempotency-Key is still being processed');
-    }
-    response.status(stored.status).setHeader(REPLAYED_HEADER, 'true');
+    response.status(stored.statusCode).setHeader(REPLAYED_HEADER, 'true');
     return stored.body;
   }
 }

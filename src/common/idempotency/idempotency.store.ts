@@ -1,0 +1,117 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { uniqueViolation } from '../errors/unique-violation';
+import { IDEMPOTENCY_RECORD_KEY } from './idempotency-record.entity';
+
+/** D-17: an answer is replayed for 24 h. */
+export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+const PURGE_INTERVAL_MS = 15 * 60 * 1000;
+
+/** Who used which Idempotency-Key with which request: set on the request by the interceptor. */
+export interface IdempotencyClaim {
+  scope: string;
+  keyHash: string;
+  requestHash: string;
+  /** Set by the route once it wrote the answer with its rows; otherwise the interceptor writes it. */
+  recorded?: boolean;
+}
+
+/** A claim with the answer to keep: what a route writes in the same statement as its rows. */
+export interface IdempotentAnswer {
+  claim: IdempotencyClaim;
+  statusCode: number;
+  body: unknown;
+}
+
+export interface StoredAnswer {
+  requestHash: string;
+  statusCode: number;
+  body: unknown;
+}
+
+/** Thrown when the key was used already: the interceptor replays `stored` (or answers 409 for another body). */
+export class IdempotentReplay extends Error {
+  constructor(readonly stored: StoredAnswer) {
+    super('Idempotency-Key used already');
+  }
+}
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      idempotency?: IdempotencyClaim;
+    }
+  }
+}
+
+/** The durable half of D-17: answers in PostgreSQL, the source of truth when Redis forgot or was down. */
+@Injectable()
+export class IdempotencyStore implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(IdempotencyStore.name);
+  private purgeTimer?: NodeJS.Timeout;
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  onApplicationBootstrap(): void {
+    this.purgeTimer = setInterval(() => void this.purgeExpired(), PURGE_INTERVAL_MS);
+    this.purgeTimer.unref();
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.purgeTimer);
+  }
+
+  /** The live answer kept for this claim's key, if any. */
+  async find(claim: IdempotencyClaim): Promise<StoredAnswer | null> {
+    const rows: { request_hash: string; status_code: number; body: unknown }[] = await this.dataSource.query(
+      'SELECT request_hash, status_code, body FROM idempotency_records WHERE scope = $1 AND key_hash = $2 AND expires_at > now()',
+      [claim.scope, claim.keyHash],
+    );
+    const row = rows[0];
+    return row ? { requestHash: row.request_hash, statusCode: row.status_code, body: row.body } : null;
+  }
+
+  /**
+   * Runs `write`, which stores the answer with the route's rows. When the key was used already (its record
+   * is there), the first answer comes back as an IdempotentReplay; an expired record is dropped and the write
+   * tried once more.
+   */
+  async guard<T>(claim: IdempotencyClaim | undefined, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (err) {
+      if (!claim || uniqueViolation(err) !== IDEMPOTENCY_RECORD_KEY) throw err;
+      const stored = await this.find(claim);
+      if (stored) throw new IdempotentReplay(stored);
+      await this.dataSource.query('DELETE FROM idempotency_records WHERE scope = $1 AND key_hash = $2 AND expires_at <= now()', [
+        claim.scope,
+        claim.keyHash,
+      ]);
+      return write();
+    }
+  }
+
+  /** Keeps the answer of a route that wrote no rows of its own (a replay of it is all the key promises). */
+  async save(answer: IdempotentAnswer): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO idempotency_records (scope, key_hash, request_hash, status_code, body, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (scope, key_hash) DO NOTHING`,
+      idempotencyRecordValues(answer),
+    );
+  }
+
+  async purgeExpired(): Promise<void> {
+    try {
+      await this.dataSource.query('DELETE FROM idempotency_records WHERE expires_at <= now()');
+    } catch (err) {
+      this.logger.warn(`Could not purge expired idempotency records: ${(err as Error).message}`);
+    }
+  }
+}
+
+/** The INSERT values of a record, in column order (scope, key_hash, request_hash, status_code, body, expires_at). */
+export function idempotencyRecordValues({ claim, statusCode, body }: IdempotentAnswer): unknown[] {
+  return [claim.scope, claim.keyHash, claim.requestHash, statusCode, JSON.stringify(body), new Date(Date.now() + IDEMPOTENCY_TTL_MS)];
+}
