@@ -1,6 +1,6 @@
 import { spawn, ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
+import { freePort } from '../../test/support/free-port';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Client } from 'pg';
@@ -114,16 +114,5 @@ function stopChild(child: ChildProcess): Promise<void> {
       resolve();
     });
     child.kill('SIGTERM');
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
   });
 }

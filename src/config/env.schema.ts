@@ -3,6 +3,7 @@ import {
   IsBoolean,
   IsIn,
   IsInt,
+  IsNumber,
   IsOptional,
   IsString,
   IsUrl,
@@ -71,12 +72,22 @@ export class EnvSchema {
   @IsBoolean()
   RATE_LIMIT_ENABLED = true;
 
-  /** How long the limiter waits for Redis before answering 503 (it never lets traffic through unlimited). */
+  /** How long the limiter waits for Redis before counting in process instead. */
   @Transform(toInt)
   @IsInt()
   @Min(10)
   @Max(60000)
   RATE_LIMIT_REDIS_TIMEOUT_MS = 500;
+
+  /**
+   * While Redis is unreachable each process enforces this share of every limit on its own (set it to
+   * 1 / the number of API processes): counters start from zero and no process sees another's.
+   */
+  @Transform(toInt)
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0.01)
+  @Max(1)
+  RATE_LIMIT_FALLBACK_SHARE = 0.5;
 
   /** Key that encrypts secrets at rest (DKIM private keys): 32 bytes as 64 hex characters or base64. */
   @IsOptional()
@@ -87,6 +98,7 @@ export class EnvSchema {
   @Matches(/^smtps?:\/\//, { message: 'SMTP_URL must be an smtp:// or smtps:// URL' })
   SMTP_URL?: string = undefined;
 
+  /** Recipients per second handed to the provider, by all workers together (providers count recipients). */
   @Transform(toInt)
   @IsInt()
   @Min(1)
@@ -103,6 +115,15 @@ export class EnvSchema {
   @Min(1)
   @Max(1000)
   EMAIL_WORKER_CONCURRENCY = 20;
+
+  /**
+   * How long a worker's hold on a job lasts without renewal (ms); a job whose worker died (its hold lapsed)
+   * is run again by another worker within about twice this.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(500)
+  QUEUE_LOCK_MS = 30_000;
 
   @IsString()
   OUTBOX_DIR = 'data/outbox';

@@ -16,6 +16,8 @@ const queues = Object.values(QueueName).map((name) => ({ name }));
         redis: redisOptionsFromUrl(config.env.REDIS_URL),
         prefix: `${config.redisKeyPrefix}bull`,
         defaultJobOptions: { removeOnComplete: 1000, removeOnFail: 5000 },
+        // A job whose worker died (SIGKILL, lost host) goes back to the queue once its lock lapses.
+        settings: { lockDuration: config.env.QUEUE_LOCK_MS, stalledInterval: config.env.QUEUE_LOCK_MS },
       }),
     }),
     BullModule.registerQueue(...queues),

@@ -35,6 +35,11 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** Start a second instance that shares the first one's database and Redis key space. */
   shareWith?: TestApp;
+  /**
+   * Use this PostgreSQL database (created and migrated at start) and Redis instead of a copy of the template
+   * on the machine's servers: the chaos tests' private servers. close() then drops nothing.
+   */
+  stores?: { databaseUrl: string; redisUrl: string };
 }
 
 /**
@@ -43,17 +48,16 @@ export interface TestAppOptions {
  */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const runId = testRunId();
-  const owned = !options.shareWith;
+  const owned = !options.shareWith && !options.stores;
   let env: Record<string, string>;
   if (options.shareWith) {
     env = { ...options.shareWith.env, ...options.env };
   } else {
-    const name = await cloneTemplateDatabase();
     env = {
       NODE_ENV: 'test',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-      DATABASE_URL: databaseUrl(name),
-      REDIS_URL: TEST_REDIS_URL,
+      DATABASE_URL: options.stores?.databaseUrl ?? databaseUrl(await cloneTemplateDatabase()),
+      REDIS_URL: options.stores?.redisUrl ?? TEST_REDIS_URL,
       REDIS_KEY_PREFIX: `${redisPrefixOfRun(runId)}${shortRandom()}:`,
       PUBLIC_URL: 'http://mailroom.test',
       DOMAIN_VERIFICATION: 'dns',
