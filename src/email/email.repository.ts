@@ -358,6 +358,7 @@ export class EmailRepository {
   }
 
   private async claimScheduledBatch(ids: string[]): Promise<PromiseSettledResult<boolean>[]> {
+    // A bare UPDATE … RETURNING comes back from TypeORM as [rows, count]; selecting from the CTE gives rows.
     const claimed: { id: string }[] = await this.dataSource.query(
       `WITH claimed AS (
          UPDATE messages SET status = 'queued', updated_at = now() WHERE id = ANY($1::varchar[]) AND status = 'scheduled' RETURNING id

@@ -40,6 +40,11 @@ describe('email acceptance', () => {
       .set(headers)
       .send({ from: `hello@${who.domain}`, to: 'ada@example.org', text: 'x', ...body });
 
+  async function messagesWithSubject(subject: string): Promise<number> {
+    const rows: { n: number }[] = await t.app.get(DataSource).query('SELECT count(*)::int AS n FROM messages WHERE subject = $1', [subject]);
+    return rows[0].n;
+  }
+
   function messageRow(accountId: string, text: string): Message {
     const id = newId('msg');
     return Object.assign(new Message(), {
@@ -139,8 +144,7 @@ describe('email acceptance', () => {
       const replay = await send(two, { subject }, { 'Idempotency-Key': key }).expect(200);
       expect(replay.headers['idempotent-replayed']).toBe('true');
       expect(replay.body.messageId).toBe(first.body.messageId);
-      const rows: { n: number }[] = await t.app.get(DataSource).query('SELECT count(*)::int AS n FROM messages WHERE subject = $1', [subject]);
-      expect(rows[0].n).toBe(1);
+      expect(await messagesWithSubject(subject)).toBe(1);
     });
 
     it('lets concurrent duplicates make one message while Redis is gone', async () => {
@@ -156,8 +160,7 @@ describe('email acceptance', () => {
       }
       expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
       expect(new Set(results.map((r) => r.body.messageId)).size).toBe(1);
-      const rows: { n: number }[] = await t.app.get(DataSource).query('SELECT count(*)::int AS n FROM messages WHERE subject = $1', [subject]);
-      expect(rows[0].n).toBe(1);
+      expect(await messagesWithSubject(subject)).toBe(1);
     });
   });
 });
