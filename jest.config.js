@@ -12,7 +12,16 @@ const transform = {
       module: { type: 'commonjs' },
     },
   ],
+  // ESM-only packages (file-type and its dependencies): jest-runtime cannot require() ES modules as Node does.
+  '^.+\\.js$': [
+    '@swc/jest',
+    { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+  ],
 };
+const ESM_PACKAGES = ['file-type', 'strtok3', 'token-types', '@tokenizer/inflate', 'uint8array-extras', '@borewit/text-codec'];
+const transformIgnorePatterns = [`/node_modules/(?!(${ESM_PACKAGES.join('|')})/)`];
+// file-type exports only `import` / `module-sync` conditions, which Jest's CommonJS resolver does not use.
+const moduleNameMapper = { '^file-type$': '<rootDir>/node_modules/file-type/index.js' };
 
 module.exports = {
   testTimeout: 60000,
@@ -23,6 +32,8 @@ module.exports = {
       rootDir: __dirname,
       testMatch: ['<rootDir>/src/**/*.spec.ts'],
       transform,
+      transformIgnorePatterns,
+      moduleNameMapper,
     },
     {
       displayName: 'e2e',
@@ -30,6 +41,8 @@ module.exports = {
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
       transform,
+      transformIgnorePatterns,
+      moduleNameMapper,
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
@@ -40,6 +53,8 @@ module.exports = {
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/property/**/*.property-spec.ts'],
       transform,
+      transformIgnorePatterns,
+      moduleNameMapper,
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
@@ -50,6 +65,8 @@ module.exports = {
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/chaos/**/*.chaos-spec.ts'],
       transform,
+      transformIgnorePatterns,
+      moduleNameMapper,
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },

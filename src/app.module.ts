@@ -12,6 +12,8 @@ import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { DomainsModule } from './domains/domains.module';
 import { EmailModule } from './email/email.module';
+import { FormsModule } from './forms/forms.module';
+import { SubmissionsModule } from './forms/submissions/submissions.module';
 import { HealthModule } from './health/health.module';
 import { ProjectsModule } from './projects/projects.module';
 import { QueueModule } from './queue/queue.module';
@@ -48,6 +50,9 @@ export class AppModule {
         EmailModule.register(options.config),
         ProjectsModule,
         CollectionsModule,
+        FormsModule,
+        // Last: its POST /{domain}/{form} would shadow any two-segment POST registered after it.
+        SubmissionsModule.register(options.config),
       ],
     };
   }

@@ -1,9 +1,8 @@
 import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, UpdateDateColumn } from 'typeorm';
 import { AccountOwned } from '../accounts/account-owned';
-import type { FormSettings } from '../domains/domain-settings';
 import { Project } from '../projects/project.entity';
 
-/** A named set of forms, posted to at /c/{collection}/{form}; optionally part of a project. */
+/** A named set of forms (Form rows), posted to at /c/{collection}/{form}; optionally part of a project. */
 @Entity('collections')
 @Index('UQ_collections_account_slug', ['accountId', 'slug'], { unique: true })
 export class Collection extends AccountOwned {
@@ -20,10 +19,6 @@ export class Collection extends AccountOwned {
   @ManyToOne(() => Project, { onDelete: 'SET NULL' })
   @JoinColumn({ name: 'project_id' })
   project?: Project | null;
-
-  /** form slug → settings; every form names its recipients. */
-  @Column({ type: 'jsonb', default: {} })
-  forms: Record<string, FormSettings>;
 
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;

@@ -30,7 +30,8 @@ export class CollectionsController {
   @ApiOkResponse({ type: CollectionListDto })
   async list(@CurrentAuth() auth: AuthContext): Promise<CollectionListDto> {
     const collections = await this.collections.list(auth.accountId);
-    return { collections: collections.map(CollectionDto.from), count: collections.length };
+    const forms = await this.collections.formsOf(collections);
+    return { collections: collections.map((c) => CollectionDto.from(c, forms.get(c.id) ?? {})), count: collections.length };
   }
 
   @Post()
@@ -44,7 +45,9 @@ export class CollectionsController {
   @ApiNotFoundResponse({ type: ErrorBodyDto, description: 'projectId is not a project of the account' })
   @ApiConflictResponse({ type: ErrorBodyDto })
   async create(@CurrentAuth() auth: AuthContext, @Body() dto: CreateCollectionDto): Promise<CollectionDto> {
-    return CollectionDto.from(await this.collections.create(auth.accountId, dto));
+    const collection = await this.collections.create(auth.accountId, dto);
+    const forms = await this.collections.formsOf([collection]);
+    return CollectionDto.from(collection, forms.get(collection.id) ?? {});
   }
 
   @Get(':slug/forms/:formSlug')
@@ -62,7 +65,7 @@ export class CollectionsController {
       collection: collection.slug,
       slug: formSlug,
       submitUrl: `${this.config.publicUrl}/c/${collection.slug}/${formSlug}`,
-      settings: form,
+      settings: form.settings,
     };
   }
 }

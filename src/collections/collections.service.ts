@@ -1,10 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, Repository } from 'typeorm';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
 import { newId } from '../common/ids';
-import { checkFormMap, FormSettings, SettingsChecker } from '../domains/domain-settings';
+import { SettingsChecker } from '../common/settings-checker';
+import type { Form } from '../forms/form.entity';
+import { checkFormMap, FormSettings } from '../forms/form-settings';
+import { FormsService } from '../forms/forms.service';
 import { ProjectsService } from '../projects/projects.service';
 import { uniqueViolation } from '../common/errors/unique-violation';
 import { Collection } from './collection.entity';
@@ -22,6 +25,8 @@ export class CollectionsService {
   constructor(
     @InjectRepository(Collection) private readonly collections: Repository<Collection>,
     private readonly projects: ProjectsService,
+    private readonly forms: FormsService,
+    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
   list(accountId: string): Promise<Collection[]> {
@@ -34,10 +39,15 @@ export class CollectionsService {
     return collection;
   }
 
+  /** slug → settings of each collection's forms. */
+  formsOf(collections: Collection[]): Promise<Map<string, Record<string, FormSettings>>> {
+    return this.forms.mapsOfCollections(collections.map((c) => c.id));
+  }
+
   /** One form of a collection; 404 when either slug is unknown in the account. */
-  async getForm(accountId: string, slug: string, formSlug: string): Promise<{ collection: Collection; form: FormSettings }> {
+  async getForm(accountId: string, slug: string, formSlug: string): Promise<{ collection: Collection; form: Form }> {
     const collection = await this.get(accountId, slug);
-    const form = Object.hasOwn(collection.forms, formSlug) ? collection.forms[formSlug] : undefined;
+    const form = await this.forms.findOfCollection(collection.id, formSlug);
     if (!form) throw AppException.notFound('Form', `${slug}/${formSlug}`);
     return { collection, form };
   }
@@ -54,11 +64,12 @@ export class CollectionsService {
       slug: input.slug,
       name: input.name?.trim() || input.slug,
       projectId: input.projectId ?? null,
-      forms,
     });
     try {
-      // save, not insert: TypeORM's insert typing cannot express the jsonb forms shape
-      await this.collections.save(collection);
+      await this.dataSource.transaction(async (manager) => {
+        await manager.getRepository(Collection).insert(collection);
+        await this.forms.replaceMap(manager, accountId, { collectionId: collection.id }, forms);
+      });
     } catch (err) {
       if (uniqueViolation(err) === 'UQ_collections_account_slug') {
         throw new AppException(ErrorCode.Conflict, `A collection with the slug ${input.slug} exists already`);

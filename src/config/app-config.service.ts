@@ -29,6 +29,17 @@ export class AppConfigService {
     return this.env.PUBLIC_URL.replace(/\/+$/, '');
   }
 
+  /** FORMS_FROM, or forms@<PUBLIC_URL host> (a host without a dot gets `.localhost`, so the address stays valid). */
+  get formsFrom(): { name: string; address: string } {
+    const configured = this.env.FORMS_FROM?.trim();
+    if (configured) {
+      const match = /^(.*)<([^<>]+)>\s*$/.exec(configured);
+      return match ? { name: match[1].trim().replace(/^"|"$/g, ''), address: match[2].trim() } : { name: '', address: configured };
+    }
+    const host = new URL(this.publicUrl).hostname;
+    return { name: '', address: `forms@${host.includes('.') ? host : `${host}.localhost`}` };
+  }
+
   get keyPrefix(): string {
     return this.env.KEY_PREFIX;
   }

@@ -185,6 +185,25 @@ export class EnvSchema {
   @Min(0)
   @Max(65535)
   INBOUND_SMTP_PORT = 2525;
+
+  /**
+   * Sender of the emails Mailroom writes itself for forms without a domain of their own (stand-alone,
+   * collection and instant forms, confirmations): `address` or `Name <address>`. Empty: forms@<PUBLIC_URL host>.
+   * Signed with the DKIM key of the verified domain of that name, else sent unsigned.
+   */
+  @IsOptional()
+  @Matches(/^([^<>\r\n]*<[^<>@\s]+@[^<>@\s]+\.[^<>@\s]+>|[^<>@\s]+@[^<>@\s]+\.[^<>@\s]+)$/, {
+    message: 'FORMS_FROM must be an address (forms@example.com) or Name <forms@example.com>',
+  })
+  FORMS_FROM?: string = undefined;
+
+  /** Where Cloudflare Turnstile tokens of form posts are verified. */
+  @IsUrl({ require_tld: false, require_protocol: true })
+  TURNSTILE_VERIFY_URL = 'https://challenges.cloudflare.com/turnstile/v0/siteverify';
+
+  /** Where hCaptcha tokens of form posts are verified. */
+  @IsUrl({ require_tld: false, require_protocol: true })
+  HCAPTCHA_VERIFY_URL = 'https://api.hcaptcha.com/siteverify';
 }
 
 /** The names of every variable Mailroom reads (the README's configuration table lists the same). */

@@ -1,17 +1,14 @@
 import { Column, CreateDateColumn, Entity, Index, UpdateDateColumn } from 'typeorm';
 import { AccountOwned } from '../accounts/account-owned';
-import type { FormSettings } from './domain-settings';
 
 export type DomainStatus = 'pending' | 'verified' | 'failed';
 
-/** Settings kept on a domain (PUT /domains/{domain}); validated by the domains service. */
+/** Settings kept on a domain (PUT /domains/{domain}); validated by the domains service. Its forms are Form rows. */
 export interface DomainSettings {
   /** Who gets /{domain}/send and /v1/{domain}/send submissions. */
   contactRecipients?: string[];
   /** alias (local part) or '*' → destinations. Served by the forwarding feature. */
   forwarding?: Record<string, string[]>;
-  /** form slug → form settings, as in the configuration file. */
-  forms?: Record<string, FormSettings>;
 }
 
 /** A sending / receiving domain of an account, verified by a DNS TXT record, with its DKIM key (D-30). */

@@ -31,7 +31,7 @@ export class DomainsController {
   @ApiOkResponse({ type: DomainListDto })
   async list(@CurrentAuth() auth: AuthContext): Promise<DomainListDto> {
     const domains = await this.domains.list(auth.accountId);
-    return { domains: domains.map((d) => this.present(d)), count: domains.length };
+    return { domains: await Promise.all(domains.map((d) => this.present(d))), count: domains.length };
   }
 
   @Post()
@@ -107,8 +107,10 @@ export class DomainsController {
     return { success: true, message: `Domain ${domain.name} deleted` };
   }
 
-  private present(domain: Domain): DomainDto {
+  private async present(domain: Domain): Promise<DomainDto> {
+    const forms = await this.domains.formsOf(domain);
     return DomainDto.from(domain, {
+      forms,
       verificationRecord: this.domains.verificationRecord(domain),
       dnsRecords: this.domains.dnsRecords(domain),
       verificationDeadline: this.domains.verificationDeadline(domain),

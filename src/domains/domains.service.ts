@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Not, Repository } from 'typeorm';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, Not, Repository } from 'typeorm';
 import { SecretBox } from '../common/crypto/secret-box';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
@@ -10,7 +10,11 @@ import { newId } from '../common/ids';
 import { AppConfigService } from '../config/app-config.service';
 import { Domain, DomainSettings } from './domain.entity';
 import { normalizeDomainName } from './domain-name';
-import { checkFormMap, checkForwarding, LIMITS, SettingsChecker } from './domain-settings';
+import { SettingsChecker } from '../common/settings-checker';
+import { CONTACT_FORM_SLUG } from '../forms/form.entity';
+import { checkFormMap, FormSettings } from '../forms/form-settings';
+import { FormsService } from '../forms/forms.service';
+import { checkForwarding, DOMAIN_LIMITS } from './domain-settings';
 import { DnsRecord, dnsRecordsFor, dkimSelectorFor, generateDkimKey } from './dns-records';
 import { DnsVerifier } from './dns-verifier';
 
@@ -32,7 +36,7 @@ export interface DomainSettingsChange {
 export const VERIFICATION_WINDOW_MS = 72 * 60 * 60 * 1000;
 
 /** Form slugs a domain cannot use: `/{domain}/send` is the contact endpoint (D-29). */
-const RESERVED_FORM_SLUGS = ['send'];
+const RESERVED_FORM_SLUGS = [CONTACT_FORM_SLUG];
 
 /** Domains of an account: verification, DKIM keys and settings (D-30). The only writer of domains. */
 @Injectable()
@@ -44,6 +48,8 @@ export class DomainsService implements OnModuleInit {
     private readonly secrets: SecretBox,
     private readonly config: AppConfigService,
     private readonly dns: DnsVerifier,
+    private readonly forms: FormsService,
+    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
   onModuleInit(): void {
@@ -57,6 +63,12 @@ export class DomainsService implements OnModuleInit {
   /** The account's verified domain of that name, or null. */
   findVerified(accountId: string, name: string): Promise<Domain | null> {
     return this.domains.findOneBy({ accountId, name: name.toLowerCase(), status: 'verified' });
+  }
+
+  /** Names of the account's verified domains. */
+  async verifiedNames(accountId: string): Promise<string[]> {
+    const domains = await this.domains.find({ where: { accountId, status: 'verified' }, select: { name: true } });
+    return domains.map((domain) => domain.name);
   }
 
   /**
@@ -157,18 +169,30 @@ export class DomainsService implements OnModuleInit {
     const check = new SettingsChecker();
     if (change.contactRecipients === null) delete settings.contactRecipients;
     else if (change.contactRecipients !== undefined) {
-      settings.contactRecipients = check.emails(change.contactRecipients, 'contactRecipients', LIMITS.contactRecipients);
+      settings.contactRecipients = check.emails(change.contactRecipients, 'contactRecipients', DOMAIN_LIMITS.contactRecipients);
     }
     if (change.forwarding === null) delete settings.forwarding;
     else if (change.forwarding !== undefined) settings.forwarding = checkForwarding(change.forwarding, 'forwarding', check);
-    if (change.forms === null) delete settings.forms;
+    let forms: Record<string, FormSettings> | undefined;
+    if (change.forms === null) forms = {};
     else if (change.forms !== undefined) {
-      settings.forms = checkFormMap(change.forms, 'forms', check, { requireRecipients: false, reserved: RESERVED_FORM_SLUGS });
+      forms = checkFormMap(change.forms, 'forms', check, { requireRecipients: false, reserved: RESERVED_FORM_SLUGS });
     }
     if (check.errors.length > 0) throw AppException.validation(check.errors);
 
     domain.settings = settings;
-    return this.domains.save(domain);
+    return this.dataSource.transaction(async (manager) => {
+      const saved = await manager.getRepository(Domain).save(domain);
+      if (forms) await this.forms.replaceMap(manager, accountId, { domainId: domain.id }, forms, RESERVED_FORM_SLUGS);
+      return saved;
+    });
+  }
+
+  /** The domain's forms as the configuration file shows them (its contact form is `contactRecipients`). */
+  async formsOf(domain: Domain): Promise<Record<string, FormSettings>> {
+    const forms = await this.forms.mapOf({ domainId: domain.id });
+    delete forms[CONTACT_FORM_SLUG];
+    return forms;
   }
 
   async remove(accountId: string, name: string): Promise<Domain> {

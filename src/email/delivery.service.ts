@@ -49,7 +49,7 @@ export class DeliveryService {
   private readonly logger = new Logger(DeliveryService.name);
   private readonly signingKeys = new Map<string, { domainId: string; key: DkimKey; expires: number }>();
   /** The domain lookups of concurrent attempts: one query per distinct domain. */
-  private readonly verifiedDomains = new MicroBatch<{ accountId: string; name: string }, Domain | null>(
+  private readonly verifiedDomains = new MicroBatch<DomainLookup, Domain | null>(
     (lookups) => this.findVerifiedDomains(lookups),
     100,
     2,
@@ -87,7 +87,7 @@ export class DeliveryService {
     // A message that waited (scheduled, or deferred) is held to the suppression list and its domain as they are now.
     const waited = message.status !== 'queued';
     const [dkim, suppressed] = await Promise.all([this.signingKey(message, waited), waited ? this.suppressedNow(message) : ([] as string[])]);
-    if (!dkim) {
+    if (!dkim && !message.systemSender) {
       return this.fail(message, `${message.fromDomain} is no longer a verified domain of this account: the message is not sent unsigned`);
     }
     const recipients = message.pendingRecipients.filter((r) => !suppressed.includes(r));
@@ -204,12 +204,16 @@ export class DeliveryService {
     return message.pendingRecipients.filter((r) => suppressed.has(r.toLowerCase()));
   }
 
-  /** The domain's key, or null when it is no longer verified; `fresh` asks the database, not the cache. */
+  /**
+   * The domain's key, or null when it is no longer verified; `fresh` asks the database, not the cache. A
+   * system sender's domain is looked up in every account (the operator verifies it).
+   */
   private async signingKey(message: DeliverableMessage, fresh: boolean): Promise<DkimKey | null> {
-    const cacheKey = `${message.accountId}/${message.fromDomain}`;
+    const lookup: DomainLookup = { accountId: message.systemSender ? null : message.accountId, name: message.fromDomain };
+    const cacheKey = `${lookup.accountId ?? '*'}/${lookup.name}`;
     const cached = this.signingKeys.get(cacheKey);
     if (!fresh && cached && cached.expires > Date.now()) return cached.key;
-    const domain = await this.verifiedDomains.submit({ accountId: message.accountId, name: message.fromDomain });
+    const domain = await this.verifiedDomains.submit(lookup);
     if (!domain) {
       this.signingKeys.delete(cacheKey);
       return null;
@@ -229,12 +233,19 @@ export class DeliveryService {
     return key;
   }
 
-  private async findVerifiedDomains(lookups: { accountId: string; name: string }[]): Promise<PromiseSettledResult<Domain | null>[]> {
-    const id = (l: { accountId: string; name: string }) => `${l.accountId}/${l.name}`;
+  private async findVerifiedDomains(lookups: DomainLookup[]): Promise<PromiseSettledResult<Domain | null>[]> {
+    const id = (l: DomainLookup) => `${l.accountId ?? '*'}/${l.name}`;
     const distinct = [...new Map(lookups.map((l) => [id(l), l])).values()];
-    const found = new Map(await Promise.all(distinct.map(async (l) => [id(l), await this.domains.findVerified(l.accountId, l.name)] as const)));
+    const find = (l: DomainLookup) => (l.accountId === null ? this.domains.findVerifiedByName(l.name) : this.domains.findVerified(l.accountId, l.name));
+    const found = new Map(await Promise.all(distinct.map(async (l) => [id(l), await find(l)] as const)));
     return allFulfilled(lookups.map((l) => found.get(id(l)) ?? null));
   }
+}
+
+/** A verified domain by name, in one account or (null) in whichever holds it. */
+interface DomainLookup {
+  accountId: string | null;
+  name: string;
 }
 
 function sameRecipients(a: string[], b: string[]): boolean {

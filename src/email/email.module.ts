@@ -32,7 +32,16 @@ const transportProvider: Provider = {
  */
 @Module({})
 export class EmailModule {
+  private static readonly registered = new WeakMap<AppConfigService, DynamicModule>();
+
+  /** The same module for the same configuration: AppModule and the form pipeline both import it. */
   static register(config: AppConfigService): DynamicModule {
+    let module = EmailModule.registered.get(config);
+    if (!module) EmailModule.registered.set(config, (module = EmailModule.build(config)));
+    return module;
+  }
+
+  private static build(config: AppConfigService): DynamicModule {
     const workerProviders = config.runsWorkers
       ? [DeliveryService, DeliveredOutcomes, SendPacer, EmailProcessor, EmailSweeper, transportProvider]
       : [];

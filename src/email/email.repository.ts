@@ -15,7 +15,17 @@ export interface NewEvent {
 
 export type DeliverableMessage = Pick<
   Message,
-  'id' | 'accountId' | 'status' | 'fromAddress' | 'fromDomain' | 'pendingRecipients' | 'headerMessageId' | 'content' | 'attempts' | 'sentAt'
+  | 'id'
+  | 'accountId'
+  | 'status'
+  | 'fromAddress'
+  | 'fromDomain'
+  | 'systemSender'
+  | 'pendingRecipients'
+  | 'headerMessageId'
+  | 'content'
+  | 'attempts'
+  | 'sentAt'
 >;
 
 interface DeliverableRow {
@@ -24,6 +34,7 @@ interface DeliverableRow {
   status: MessageStatus;
   from_address: string;
   from_domain: string;
+  system_sender: boolean;
   pending_recipients: string[];
   header_message_id: string;
   content: Message['content'];
@@ -39,12 +50,31 @@ export interface TransitionChanges {
   sentAt?: Date;
 }
 
-interface NewMessage {
+/** A message to accept, with the events it starts with. */
+export interface MessageWithEvents {
   message: Message;
-  /** message.content as JSON, made once: it is written, and it weighs the batch. */
-  contentJson: string;
   events: NewEvent[];
+}
+
+/** Adds a value to the statement's parameters and gives its placeholder (`$7`). */
+export type AddParam = (value: unknown) => string;
+
+/**
+ * A data-modifying statement (INSERT, UPDATE) that commits together with the messages: what caused them (a
+ * form submission) and what they cause (an outbox event).
+ */
+export type CompanionStatement = (param: AddParam) => string;
+
+/** What one request accepts in one commit. */
+export interface Acceptance {
+  messages: MessageWithEvents[];
+  statements?: CompanionStatement[];
   idempotency?: IdempotentAnswer;
+}
+
+interface PendingAcceptance extends Acceptance {
+  /** Each message's content as JSON, made once: it is written, and it weighs the batch. */
+  contentJson: string[];
 }
 
 /** Inserts that arrive while a flush runs wait for the next one; so busy periods commit many at once. */
@@ -96,8 +126,8 @@ interface AttemptEventRow {
  */
 @Injectable()
 export class EmailRepository {
-  private readonly inserts = new MicroBatch<NewMessage, void>((batch) => this.insertBatch(batch), MAX_BATCH, MAX_CONCURRENT_FLUSHES, {
-    weigh: (item) => item.contentJson.length,
+  private readonly inserts = new MicroBatch<PendingAcceptance, void>((batch) => this.insertBatch(batch), MAX_BATCH, MAX_CONCURRENT_FLUSHES, {
+    weigh: (item) => item.contentJson.reduce((sum, json) => sum + json.length, 0),
     max: MAX_BATCH_BYTES,
   });
   private readonly deliveryLoads = new MicroBatch<string, DeliverableMessage | null>(
@@ -119,18 +149,18 @@ export class EmailRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /**
-   * Resolves once the message and its events are committed, with the idempotent answer when given (a key
-   * used already fails this message alone, with a unique violation on the record's key).
+   * Resolves once the messages, their events, the companion statements and the idempotent answer are
+   * committed (a key used already fails this acceptance alone, with a unique violation on the record's key).
    */
-  insert(message: Message, events: NewEvent[], idempotency?: IdempotentAnswer): Promise<void> {
-    return this.inserts.submit({ message, contentJson: JSON.stringify(message.content), events, idempotency });
+  insert(acceptance: Acceptance): Promise<void> {
+    return this.inserts.submit({ ...acceptance, contentJson: acceptance.messages.map(({ message }) => JSON.stringify(message.content)) });
   }
 
   /**
    * The messages of concurrent requests, of any accounts, in one statement. If it fails, each is written
    * alone, so a row the database refuses (or a reused Idempotency-Key) fails its own request only.
    */
-  private async insertBatch(batch: NewMessage[]): Promise<PromiseSettledResult<void>[]> {
+  private async insertBatch(batch: PendingAcceptance[]): Promise<PromiseSettledResult<void>[]> {
     if (batch.length > 1) {
       try {
         await this.writeBatch(batch);
@@ -142,11 +172,13 @@ export class EmailRepository {
     return Promise.all(batch.map((item) => settle(this.writeBatch([item]))));
   }
 
-  /** One statement (so one round trip and atomic without BEGIN/COMMIT): the messages, their events, the idempotent answers. */
-  private async writeBatch(batch: NewMessage[]): Promise<void> {
+  /** One statement (so one round trip and atomic without BEGIN/COMMIT): the messages, their events, the companions, the idempotent answers. */
+  private async writeBatch(batch: PendingAcceptance[]): Promise<void> {
     const params: unknown[] = [];
-    const placeholders = (values: unknown[]) => `(${values.map((v) => `$${params.push(v)}`).join(', ')})`;
-    const messageRows = batch.map(({ message: m, contentJson }) =>
+    const param: AddParam = (value) => `$${params.push(value)}`;
+    const placeholders = (values: unknown[]) => `(${values.map(param).join(', ')})`;
+    const messages = batch.flatMap((item) => item.messages.map((entry, i) => ({ ...entry, contentJson: item.contentJson[i] })));
+    const messageRows = messages.map(({ message: m, contentJson }) =>
       placeholders([
         m.id,
         m.accountId,
@@ -164,21 +196,28 @@ export class EmailRepository {
         m.tracking === null ? null : JSON.stringify(m.tracking),
         m.listId,
         m.templateName,
+        m.systemSender ?? false,
       ]),
     );
-    const eventRows = batch.flatMap(({ message, events }) =>
+    const eventRows = messages.flatMap(({ message, events }) =>
       events.map((e) => placeholders([message.id, e.type, e.recipient ?? null, e.detail ?? null, e.occurredAt ?? new Date()])),
     );
     const answerRows = batch.flatMap(({ idempotency }) => (idempotency ? [placeholders(idempotencyRecordValues(idempotency))] : []));
     const statements = [
-      'INSERT INTO messages (id, account_id, status, from_address, from_domain, subject, recipients, pending_recipients, ' +
-        'suppressed_recipients, header_message_id, content, priority, scheduled_for, tracking, list_id, template_name) ' +
-        `VALUES ${messageRows.join(', ')}`,
+      ...(messageRows.length
+        ? [
+            'INSERT INTO messages (id, account_id, status, from_address, from_domain, subject, recipients, pending_recipients, ' +
+              'suppressed_recipients, header_message_id, content, priority, scheduled_for, tracking, list_id, template_name, system_sender) ' +
+              `VALUES ${messageRows.join(', ')}`,
+          ]
+        : []),
       ...(eventRows.length ? [`INSERT INTO message_events (message_id, type, recipient, detail, occurred_at) VALUES ${eventRows.join(', ')}`] : []),
+      ...batch.flatMap(({ statements: companions }) => (companions ?? []).map((statement) => statement(param))),
       ...(answerRows.length
         ? [`INSERT INTO idempotency_records (scope, key_hash, request_hash, status_code, body, expires_at) VALUES ${answerRows.join(', ')}`]
         : []),
     ];
+    if (statements.length === 0) return;
     // Every data-modifying WITH clause runs, referenced or not: the statements commit together.
     const last = statements.pop()!;
     const sql = statements.length ? `WITH ${statements.map((statement, i) => `w${i} AS (${statement})`).join(', ')} ${last}` : last;
@@ -199,7 +238,7 @@ export class EmailRepository {
 
   private async loadForDelivery(messageIds: string[]): Promise<PromiseSettledResult<DeliverableMessage | null>[]> {
     const rows: DeliverableRow[] = await this.dataSource.query(
-      'SELECT id, account_id, status, from_address, from_domain, pending_recipients, header_message_id, content, attempts, sent_at ' +
+      'SELECT id, account_id, status, from_address, from_domain, system_sender, pending_recipients, header_message_id, content, attempts, sent_at ' +
         'FROM messages WHERE id = ANY($1::varchar[])',
       [[...new Set(messageIds)]],
     );
@@ -213,6 +252,7 @@ export class EmailRepository {
         status: row.status,
         fromAddress: row.from_address,
         fromDomain: row.from_domain,
+        systemSender: row.system_sender,
         // Each caller gets its own copy: the rows of a duplicated id must not share arrays.
         pendingRecipients: [...row.pending_recipients],
         headerMessageId: row.header_message_id,

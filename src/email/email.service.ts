@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppException } from '../common/errors/app.exception';
+import { ExpiringMap } from '../common/expiring-map';
 import { ErrorCode } from '../common/errors/error-code';
 import { hostMatchesDomain } from '../common/http/ip-match';
 import { IdempotencyClaim, IdempotencyStore } from '../common/idempotency/idempotency.store';
@@ -11,7 +12,7 @@ import { MessageStatusDto } from './dto/message-status.dto';
 import { SendEmailResponseDto } from './dto/send-email-response.dto';
 import { SendEmailDto } from './dto/send-email.dto';
 import { EmailQueue } from './email.queue';
-import { EmailRepository, NewEvent } from './email.repository';
+import { Acceptance, EmailRepository, MessageWithEvents, NewEvent } from './email.repository';
 import {
   checkAttachments,
   checkBodySize,
@@ -36,10 +37,30 @@ export interface SendOptions {
   idempotency?: IdempotencyClaim;
 }
 
+/** A mailbox: display name (may be empty) and address. */
+export interface Mailbox {
+  name: string;
+  address: string;
+}
+
+/** An email Mailroom composes itself for an account: form notifications and acknowledgments, confirmations. */
+export interface ComposedEmail {
+  from: Mailbox;
+  /** From FORMS_FROM rather than a domain of the account (see Message.systemSender). */
+  systemSender: boolean;
+  to: string[];
+  replyTo?: Mailbox[];
+  subject: string;
+  text: string;
+  html: string;
+  /** Content base64. */
+  attachments?: { filename: string; content: string; contentType: string }[];
+}
+
 /** The rules of sending (D-14 … D-19): the only writer of new messages. */
 @Injectable()
 export class EmailService {
-  private readonly domainCache = new Map<string, { domain: Domain; expires: number }>();
+  private readonly domainCache = new ExpiringMap<string, Domain>(DOMAIN_CACHE_MS);
 
   constructor(
     private readonly repository: EmailRepository,
@@ -117,20 +138,74 @@ export class EmailService {
       templateName: dto.template ?? null,
     } satisfies Partial<Message>);
     const events: NewEvent[] = [
-      { type: 'queued', occurredAt: acceptedAt },
-      ...suppressed.map((recipient): NewEvent => ({ type: 'suppressed', recipient, detail: 'on the suppression list', occurredAt: acceptedAt })),
+      ...acceptanceEvents(suppressed, acceptedAt),
       ...(scheduledFor ? [{ type: 'scheduled', detail: scheduledFor.toISOString(), occurredAt: acceptedAt } satisfies NewEvent] : []),
     ];
     const answer: SendEmailResponseDto = { success: true, messageId: id, status, ...(suppressed.length ? { suppressed } : {}) };
     const { idempotency } = options;
     await this.idempotency.guard(idempotency, () =>
-      this.repository.insert(message, events, idempotency && { claim: idempotency, statusCode: 200, body: answer }),
+      this.accept({ messages: [{ message, events }], idempotency: idempotency && { claim: idempotency, statusCode: 200, body: answer } }),
     );
     if (idempotency) idempotency.recorded = true;
-    // Committed, so accepted (D-16): the answer does not wait for Redis. enqueue() never rejects; a job
-    // that fails to reach Redis is re-added by the sweeper.
-    void this.queue.enqueue({ messageId: id, priority: message.priority, notBefore: scheduledFor });
     return answer;
+  }
+
+  /**
+   * The message of an email Mailroom composed, recipients on the account's suppression list dropped; null
+   * when none remain. Nothing is written: `accept` does that, with whatever else the request commits.
+   */
+  async compose(accountId: string, email: ComposedEmail): Promise<MessageWithEvents | null> {
+    const envelope = [...new Map(email.to.map((address) => [address.toLowerCase(), address])).values()];
+    const suppressedSet = await this.suppression.suppressedAmong(accountId, envelope);
+    const recipients = envelope.filter((address) => !suppressedSet.has(address.toLowerCase()));
+    const suppressed = envelope.filter((address) => suppressedSet.has(address.toLowerCase()));
+    if (recipients.length === 0) return null;
+
+    const id = newId('msg');
+    const acceptedAt = new Date();
+    const fromDomain = email.from.address.slice(email.from.address.lastIndexOf('@') + 1).toLowerCase();
+    const message = Object.assign(new Message(), {
+      id,
+      accountId,
+      status: 'queued',
+      fromAddress: email.from.address,
+      fromDomain,
+      systemSender: email.systemSender,
+      subject: email.subject,
+      recipients,
+      pendingRecipients: recipients,
+      suppressedRecipients: suppressed,
+      headerMessageId: `<${id.slice(4)}@${fromDomain}>`,
+      content: {
+        from: email.from,
+        to: recipients.map((address) => ({ name: '', address })),
+        cc: [],
+        replyTo: email.replyTo ?? [],
+        subject: email.subject,
+        text: email.text,
+        html: email.html,
+        headers: {},
+        attachments: email.attachments ?? [],
+        date: acceptedAt.toISOString(),
+      },
+      priority: 'normal',
+      scheduledFor: null,
+      tracking: null,
+      listId: null,
+      templateName: null,
+    } satisfies Partial<Message>);
+    return { message, events: acceptanceEvents(suppressed, acceptedAt) };
+  }
+
+  /**
+   * Commits what one request accepts, in one statement (D-16), then queues each message. The answer does not
+   * wait for Redis: enqueue() never rejects, and a job that fails to reach Redis is re-added by the sweeper.
+   */
+  async accept(acceptance: Acceptance): Promise<void> {
+    await this.repository.insert(acceptance);
+    for (const { message } of acceptance.messages) {
+      void this.queue.enqueue({ messageId: message.id, priority: message.priority, notBefore: message.scheduledFor });
+    }
   }
 
   async status(accountId: string, messageId: string): Promise<MessageStatusDto> {
@@ -185,15 +260,20 @@ export class EmailService {
   private async verifiedDomain(accountId: string, name: string): Promise<Domain | null> {
     const cacheKey = `${accountId}/${name}`;
     const cached = this.domainCache.get(cacheKey);
-    if (cached && cached.expires > Date.now()) return cached.domain;
+    if (cached) return cached;
     const domain = await this.domains.findVerified(accountId, name);
     // Only hits are kept: a domain verified a moment ago must work at once.
-    if (domain) {
-      if (this.domainCache.size > 10_000) this.domainCache.clear();
-      this.domainCache.set(cacheKey, { domain, expires: Date.now() + DOMAIN_CACHE_MS });
-    }
+    if (domain) this.domainCache.set(cacheKey, domain);
     return domain;
   }
+
+}
+
+function acceptanceEvents(suppressed: string[], at: Date): NewEvent[] {
+  return [
+    { type: 'queued', occurredAt: at },
+    ...suppressed.map((recipient): NewEvent => ({ type: 'suppressed', recipient, detail: 'on the suppression list', occurredAt: at })),
+  ];
 }
 
 /** D-18: past → now (null), more than 30 days ahead → 400. */

@@ -94,6 +94,13 @@ export class Message extends AccountOwned {
   @Column({ type: 'varchar', length: 200, nullable: true })
   templateName: string | null;
 
+  /**
+   * Sent by Mailroom itself (form notifications, confirmations) from FORMS_FROM: signed with the key of the
+   * verified domain of that name, whichever account holds it (the operator's), else sent unsigned.
+   */
+  @Column({ type: 'boolean', default: false })
+  systemSender: boolean;
+
   @Column({ type: 'int', default: 0 })
   attempts: number;
 

@@ -1,7 +1,13 @@
 import { Column, CreateDateColumn, Entity, Index, UpdateDateColumn } from 'typeorm';
 import { AccountOwned } from '../accounts/account-owned';
 
-/** A Handlebars email template stored through the API (D-21), named uniquely within its account. */
+/** `email`: Handlebars, sent with /email/send (D-21). `form`, `acknowledgment`: Liquid, for form submissions (D-28). */
+export const TEMPLATE_TYPES = ['email', 'form', 'acknowledgment'] as const;
+export type TemplateType = (typeof TEMPLATE_TYPES)[number];
+/** The types the forms pipeline renders. */
+export const FORM_TEMPLATE_TYPES: readonly TemplateType[] = ['form', 'acknowledgment'];
+
+/** An email template stored through the API, named uniquely within its account. */
 @Entity('templates')
 @Index('UQ_templates_account_name', ['accountId', 'name'], { unique: true })
 export class Template extends AccountOwned {
@@ -10,6 +16,9 @@ export class Template extends AccountOwned {
 
   @Column({ type: 'varchar', length: 500, nullable: true })
   description: string | null;
+
+  @Column({ type: 'varchar', length: 20, default: 'email' })
+  type: TemplateType;
 
   @Column({ type: 'text' })
   subject: string;

@@ -36,8 +36,10 @@ export class TemplatesController {
   @ApiOperation({
     summary: 'Store a template',
     description:
-      'Handlebars: {{value}}, sections {{#flag}}…{{/flag}}, loops {{#items}}…{{/items}}, and the helpers if, unless, ' +
-      'each, with, lookup. The template is compiled now: a syntax error is a 400 naming the part and line.',
+      'type email (default), sent with /email/send: Handlebars: {{value}}, sections {{#flag}}…{{/flag}}, loops ' +
+      '{{#items}}…{{/items}}, and the helpers if, unless, each, with, lookup. type form or acknowledgment, used by forms: ' +
+      'Liquid with {{ form.<field> }}, {{ domain }}, {{ timestamp }}, {{ ip }}, {{ submission.id }}, a || b, | nl2br, ' +
+      '| date: "%Y-%m-%d" and {% if %}…{% endif %}. The template is compiled now: a syntax error is a 400 naming the part and line.',
   })
   @ApiCreatedResponse({ type: TemplateDto })
   @ApiBadRequestResponse({ type: ErrorBodyDto, description: 'Invalid field or template syntax error (details.fields)' })
@@ -98,7 +100,12 @@ export class TemplatesController {
   @Post(':name/render')
   @HttpCode(HttpStatus.OK)
   @Auth({ keyTypes: ['admin', 'usage'], permission: 'templates.read' })
-  @ApiOperation({ summary: 'Preview a template with variables', description: 'Renders exactly as a send would; nothing is sent.' })
+  @ApiOperation({
+    summary: 'Preview a template with variables',
+    description:
+      'Renders exactly as a send would; nothing is sent. For a form or acknowledgment template the variables are the ' +
+      'Liquid context, e.g. {"form": {"name": "Ada"}, "domain": "example.com", "timestamp": "2024-05-06T10:00:00Z", "ip": "203.0.113.9"}.',
+  })
   @ApiParam(NAME_PARAM)
   @ApiOkResponse({ type: RenderedTemplateDto })
   @ApiBadRequestResponse({ type: ErrorBodyDto })
@@ -108,7 +115,7 @@ export class TemplatesController {
     @Param('name') name: string,
     @Body() dto: RenderTemplateDto,
   ): Promise<RenderedTemplateDto> {
-    const rendered = await this.templates.render(auth.accountId, name, dto.variables ?? {});
+    const rendered = await this.templates.preview(auth.accountId, name, dto.variables ?? {});
     return { subject: rendered.subject, html: rendered.html ?? null, text: rendered.text ?? null };
   }
 }

@@ -1,11 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { In, Repository } from 'typeorm';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
 import { newId } from '../common/ids';
-import { Template } from './template.entity';
-import { CompiledTemplate, remember, RenderedContent, TemplateContent, TemplateRenderer } from './template-renderer';
+import { renderLiquid } from '../forms/emails/liquid-dialect';
+import { FORM_TEMPLATE_TYPES, Template, TemplateType } from './template.entity';
+import { assertSendable, checkTemplateContent, isFormTemplate } from './template-content';
+import { CompiledTemplate, remember, RenderedContent, TemplateRenderer } from './template-renderer';
 import { uniqueViolation } from '../common/errors/unique-violation';
 
 export type { RenderedContent } from './template-renderer';
@@ -18,9 +20,14 @@ export interface TemplateInput {
   html?: string | null;
   text?: string | null;
   description?: string | null;
+  /** Default `email`. */
+  type?: TemplateType;
 }
 
-/** Stored templates of an account (D-21). The only writer of templates, and the renderer every sender uses. */
+/**
+ * Stored templates of an account: `email` ones in Handlebars (D-21), `form` and `acknowledgment` ones in the
+ * forms' Liquid dialect (D-28). The only writer of templates, and the renderer every sender uses.
+ */
 @Injectable()
 export class TemplatesService {
   private readonly renderer = new TemplateRenderer();
@@ -43,11 +50,13 @@ export class TemplatesService {
 
   /** Saves a new template after compiling it: a syntax error is a 400 naming the part and line. 409 if the name is taken. */
   async create(accountId: string, input: TemplateInput): Promise<Template> {
-    this.checkContent(input);
+    const type = input.type ?? 'email';
+    this.checkContent({ ...input, type });
     const template = this.templates.create({
       id: newId('tpl'),
       accountId,
       name: input.name,
+      type,
       description: input.description ?? null,
       subject: input.subject,
       html: input.html ?? null,
@@ -66,22 +75,31 @@ export class TemplatesService {
 
   /**
    * Replaces a template's content (PUT). Fields left out keep their stored value; html or text set to null
-   * removes that part, as long as one of them remains. A new name renames it (409 if taken).
+   * removes that part, as long as one of them remains. A new name renames it (409 if taken). A new type checks the
+   * content in that type's language.
    */
   async update(accountId: string, name: string, changes: Partial<TemplateInput>): Promise<Template> {
     const template = await this.get(accountId, name);
-    const next: TemplateInput = {
+    const next: TemplateInput & { type: TemplateType } = {
       name: changes.name ?? template.name,
       subject: changes.subject ?? template.subject,
       html: changes.html === undefined ? template.html : changes.html,
       text: changes.text === undefined ? template.text : changes.text,
       description: changes.description === undefined ? template.description : changes.description,
+      type: changes.type ?? template.type,
     };
     this.checkContent(next);
     try {
       await this.templates.update(
         { id: template.id, accountId },
-        { name: next.name, subject: next.subject, html: next.html ?? null, text: next.text ?? null, description: next.description ?? null },
+        {
+          name: next.name,
+          type: next.type,
+          subject: next.subject,
+          html: next.html ?? null,
+          text: next.text ?? null,
+          description: next.description ?? null,
+        },
       );
     } catch (err) {
       if (uniqueViolation(err) === 'UQ_templates_account_name') {
@@ -100,10 +118,26 @@ export class TemplatesService {
     return template;
   }
 
-  /** Renders the stored template `name` of the account (404 NOT_FOUND if none). */
+  /**
+   * Renders the stored email template `name` of the account for a send (404 NOT_FOUND if none; 400 on `template`
+   * if it is a form template).
+   */
   async render(accountId: string, name: string, variables: Record<string, unknown>): Promise<RenderedContent> {
     const template = await this.get(accountId, name);
+    assertSendable(template);
     return this.renderer.render(this.compiledOf(template), variables ?? {}, `template ${name}`);
+  }
+
+  /** Renders any stored template as its type would be sent; for a form template the variables are the Liquid context. */
+  async preview(accountId: string, name: string, variables: Record<string, unknown>): Promise<RenderedContent> {
+    const template = await this.get(accountId, name);
+    if (isFormTemplate(template.type)) return renderLiquid(template, variables ?? {});
+    return this.renderer.render(this.compiledOf(template), variables ?? {}, `template ${name}`);
+  }
+
+  /** A form or acknowledgment template of the account, for the forms pipeline; null for unknown names and email templates. */
+  findForForm(accountId: string, name: string): Promise<Template | null> {
+    return this.templates.findOneBy({ accountId, name, type: In([...FORM_TEMPLATE_TYPES]) });
   }
 
   /**
@@ -124,13 +158,12 @@ export class TemplatesService {
     return compiled;
   }
 
-  private checkContent(input: TemplateInput): void {
+  private checkContent(input: TemplateInput & { type: TemplateType }): void {
     if (!TEMPLATE_NAME_PATTERN.test(input.name)) {
       throw AppException.invalidField('name', 'must be 1-100 letters, digits, _ . or -, starting with a letter or digit');
     }
     if (!input.html && !input.text) throw AppException.invalidField('html', 'a template needs html or text (or both)');
-    const content: TemplateContent = { subject: input.subject, html: input.html, text: input.text };
-    this.renderer.compile(content);
+    checkTemplateContent(input.type, { subject: input.subject, html: input.html, text: input.text }, this.renderer);
   }
 }
 

@@ -4,7 +4,7 @@ import { createVerifiedDomain } from '../support/email-fixtures';
 import { createAccount } from '../support/factories';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
-import { PrivatePostgres, PrivateRedis, startPrivatePostgres, startPrivateRedis } from './support/private-servers';
+import { PrivatePostgres, PrivateRedis, startPrivatePostgres, startPrivateRedis, waitUntil } from './support/private-servers';
 import { deliveredCounts, duplicated, missing, startSendStream, unexpectedAnswers, waitForReadiness } from './support/send-stream';
 
 // A stream of sends through a Redis crash (every key lost) and a PostgreSQL restart, on servers of this test's
@@ -90,9 +90,10 @@ describe('store outages', () => {
     const counts = await deliveredCounts(sink, accepted.map((o) => o.subject));
     expect(missing(counts)).toEqual([]);
     expect(duplicated(counts)).toEqual([]);
-    const rows: { status: string; n: number }[] = await t.app
-      .get(DataSource)
-      .query(`SELECT status, count(*)::int AS n FROM messages WHERE subject LIKE 'postgres-%' GROUP BY status`);
-    expect(rows).toEqual([{ status: 'sent', n: accepted.length }]);
+    // The sink takes a message a moment before the worker writes its row: wait for the rows to settle.
+    const statusCounts = (): Promise<{ status: string; n: number }[]> =>
+      t.app.get(DataSource).query(`SELECT status, count(*)::int AS n FROM messages WHERE subject LIKE 'postgres-%' GROUP BY status`);
+    await waitUntil('the delivered messages’ rows', async () => (await statusCounts()).every((row) => row.status === 'sent')).catch(() => undefined);
+    expect(await statusCounts()).toEqual([{ status: 'sent', n: accepted.length }]);
   });
 });

@@ -71,7 +71,7 @@ describe('email acceptance', () => {
     const repository = t.app.get(EmailRepository);
     const [one, two] = accounts;
     const rows = [messageRow(one.accountId, 'fine'), messageRow(two.accountId, 'nul \u0000 here'), messageRow(two.accountId, 'fine too')];
-    const results = await Promise.allSettled(rows.map((row) => repository.insert(row, [{ type: 'queued' }])));
+    const results = await Promise.allSettled(rows.map((row) => repository.insert({ messages: [{ message: row, events: [{ type: 'queued' }] }] })));
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     const stored: { id: string }[] = await t.app.get(DataSource).query('SELECT id FROM messages WHERE id = ANY($1)', [rows.map((r) => r.id)]);
     expect(stored.map((r) => r.id).sort()).toEqual([rows[0].id, rows[2].id].sort());

@@ -29,6 +29,7 @@ describe('templates', () => {
     const created = await t.http.post('/email/templates').set(bearer(usageKey)).send(welcome).expect(201);
     expect(created.body).toEqual({
       ...welcome,
+      type: 'email',
       id: expect.stringMatching(/^tpl_[0-9A-Za-z]{22}$/),
       createdAt: expect.any(String),
       updatedAt: expect.any(String),

@@ -1,7 +1,8 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { IsOptional, IsString, Length, Matches } from 'class-validator';
-import { SLUG_PATTERN, slugRule, type FormSettings } from '../../domains/domain-settings';
-import { FormSettingsDto } from '../../domains/dto/form-settings.dto';
+import { SLUG_PATTERN, slugRule } from '../../common/settings-checker';
+import { FormSettingsDto } from '../../forms/dto/form-settings.dto';
+import type { FormSettings } from '../../forms/form-settings';
 import type { Collection } from '../collection.entity';
 
 const FORMS_SCHEMA = {
@@ -57,13 +58,13 @@ export class CollectionDto {
   @ApiProperty({ format: 'date-time' })
   updatedAt: string;
 
-  static from(collection: Collection): CollectionDto {
+  static from(collection: Collection, forms: Record<string, FormSettings>): CollectionDto {
     return {
       id: collection.id,
       slug: collection.slug,
       name: collection.name,
       projectId: collection.projectId,
-      forms: collection.forms,
+      forms,
       createdAt: collection.createdAt.toISOString(),
       updatedAt: collection.updatedAt.toISOString(),
     };

@@ -11,6 +11,7 @@ function render(exception: unknown) {
   const response = {
     headersSent: false,
     setHeader: (name: string, value: string) => (sent.headers[name] = value),
+    removeHeader: (name: string) => delete sent.headers[name],
     status(code: number) {
       sent.status = code;
       return this;
@@ -30,7 +31,7 @@ describe('AllExceptionsFilter', () => {
   it('renders AppExceptions with their status, details and headers', () => {
     const sent = render(new AppException(ErrorCode.ApiKeyRateLimit, 'slow down', { limit: 5 }, { 'Retry-After': '7' }));
     expect(sent.status).toBe(429);
-    expect(sent.headers).toEqual({ 'Retry-After': '7' });
+    expect(sent.headers).toEqual({ 'Retry-After': '7', 'Content-Type': 'application/json; charset=utf-8' });
     expect(sent.body).toEqual({
       error: { code: 'API_KEY_RATE_LIMIT', message: 'slow down', details: { limit: 5 } },
       documentation: 'https://mail.example.com/docs#errors',
@@ -46,7 +47,7 @@ describe('AllExceptionsFilter', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
     const sent = render(new QueryFailedError('SELECT 1', [], refused));
     expect(sent.status).toBe(503);
-    expect(sent.headers).toEqual({ 'Retry-After': '1' });
+    expect(sent.headers).toMatchObject({ 'Retry-After': '1' });
     expect(sent.body.error).toEqual({ code: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable; retry shortly' });
   });
 

@@ -67,6 +67,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
     if (response.headersSent) return;
     for (const [name, value] of Object.entries(error.headers ?? {})) response.setHeader(name, value);
+    // A route may have set its own type already (an HTML page, a CSV file): errors are always the JSON body.
+    response.removeHeader('Content-Disposition');
+    response.setHeader('Content-Type', 'application/json; charset=utf-8');
     response.status(error.status).json({
       error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) },
       documentation: `${this.config.publicUrl}/docs#errors`,

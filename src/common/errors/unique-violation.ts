@@ -6,3 +6,8 @@ export function uniqueViolation(err: unknown): string | null {
   const driverError = err.driverError as { code?: string; constraint?: string };
   return driverError.code === '23505' ? (driverError.constraint ?? '') : null;
 }
+
+/** True for a PostgreSQL foreign-key violation (23503): a row referred to is gone (deleted meanwhile). */
+export function foreignKeyViolation(err: unknown): boolean {
+  return err instanceof QueryFailedError && (err.driverError as { code?: string }).code === '23503';
+}

@@ -27,8 +27,9 @@ export const PLAN_LIMITS: Record<AccountTier, PlanLimits> = {
 export const IP_LIMITS = { perHour: 300, perMinute: 60 };
 
 /**
- * Failed authentications (a malformed or unknown key, also Bull Board's basic auth) per client IP: a tight
- * budget, so guessing keys costs the database at most this many lookups a minute per address.
+ * Failed authentications (a malformed or unknown key, also Bull Board's basic auth) and posts to unknown
+ * forms per client IP: a tight budget, so guessing keys or form ids costs the database at most this many
+ * lookups a minute per address.
  */
 export const AUTH_FAILURE_LIMIT = { perMinute: 30 };
 
@@ -73,6 +74,32 @@ export function isUnlimitedPath(path: string): boolean {
   return /^\/(health|metrics|docs|docs-json|docs-yaml)(\/|$)|^\/[tu]\//i.test(path);
 }
 
+/** Form posts: `/{domain}/{form}` (a name with a dot), `/v1/{domain}/send`, `/submit/{form}`, `/f/…`, `/c/…/…`. */
+const FORM_POST_PATH = /^\/(?:[^/]*\.[^/]*\/[^/]+|v1\/[^/]+\/send|submit\/[^/]+|f\/[^/]+(?:\/[^/]+)?|c\/[^/]+\/[^/]+)\/?$/i;
+
+/** Submissions per hour per client IP of a form without its own rateLimit (spec "Form submission limits"). */
+export const DEFAULT_FORM_RATE_LIMIT = 10;
+
+/**
+ * A post to a form without a credential: the form's own per-IP limit replaces the IP and endpoint limits
+ * (D-11). The submission pipeline applies it once it knows the form.
+ */
+export function isAnonymousFormPost(method: string, path: string): boolean {
+  return method === 'POST' && FORM_POST_PATH.test(path);
+}
+
+/** The per-IP limit of one form. */
+export function formIpRule(formId: string, ip: string, perHour: number, redisKey: RedisKey): LimitRule {
+  return {
+    scope: 'ip',
+    window: 'hour',
+    kind: 'window',
+    key: redisKey('rl', 'form', formId, clientIpKey(ip), 'h'),
+    limit: perHour,
+    windowMs: HOUR_MS,
+  };
+}
+
 /** The rate-limit routes report without counting, so a limited caller can still ask when to come back. */
 export function isStatusPath(path: string): boolean {
   return /^\/rate-limits(\/status)?\/?$/i.test(path);
@@ -114,8 +141,8 @@ export function keyLimits(key: KeyLimitFields): { perHour: number | null; perMin
 
 export type Caller =
   | { kind: 'key'; auth: Pick<AuthContext, 'keyId' | 'accountId' | 'rateLimit' | 'restrictions'>; account: PlanLimits }
-  /** failedAuth: the request presented a malformed or unknown key. */
-  | { kind: 'anonymous'; ip: string; failedAuth?: boolean };
+  /** failedAuth: the request presented a malformed or unknown key. formPost: see isAnonymousFormPost. */
+  | { kind: 'anonymous'; ip: string; failedAuth?: boolean; formPost?: boolean };
 
 type RedisKey = (...parts: string[]) => string;
 
@@ -157,8 +184,9 @@ export function rulesFor(caller: Caller, endpoint: EndpointLimit | null, redisKe
     endpointCounter = `acct:${caller.auth.accountId}`;
   } else {
     const ip = clientIpKey(caller.ip);
-    window('ip', ['ip', ip], IP_LIMITS.perHour, IP_LIMITS.perMinute);
+    if (!caller.formPost) window('ip', ['ip', ip], IP_LIMITS.perHour, IP_LIMITS.perMinute);
     if (caller.failedAuth) rules.push(authFailureRule(caller.ip, redisKey));
+    if (caller.formPost) return rules;
     endpointCounter = `ip:${ip}`;
   }
   if (endpoint) window('endpoint', ['ep', endpoint.pattern, endpointCounter], endpoint.perHour, endpoint.perMinute, endpoint.pattern);

@@ -15,6 +15,8 @@ import {
   ENDPOINT_LIMITS,
   endpointLimitOf,
   fallbackRule,
+  formIpRule,
+  isAnonymousFormPost,
   isStatusPath,
   isUnlimitedPath,
   PlanLimits,
@@ -97,10 +99,16 @@ export class RateLimitService implements OnModuleInit {
     return this.keys.resolve(secret).catch(() => undefined);
   }
 
-  /** Counts a failed authentication against the client IP's budget alone (Bull Board's basic auth). */
+  /** Counts a failed authentication (Bull Board's basic auth) or a post to an unknown form against the client IP's budget. */
   async countAuthFailure(request: Request, response: Response): Promise<void> {
     if (!this.enabled) return;
     this.apply(await this.decide([authFailureRule(clientIpOf(request), this.redisKey)], 1), response);
+  }
+
+  /** Counts a post to a form against the form's per-IP limit (D-11); 429 past it. */
+  async enforceFormLimit(request: Request, response: Response, formId: string, perHour: number): Promise<void> {
+    if (!this.enabled) return;
+    this.apply(await this.decide([formIpRule(formId, clientIpOf(request), perHour, this.redisKey)], 1), response);
   }
 
   /** Every limit that applies to a key, read without counting. */
@@ -168,7 +176,7 @@ export class RateLimitService implements OnModuleInit {
   private async callerOf(request: Request, response: Response): Promise<Caller> {
     const ip = clientIpOf(request);
     const credential = readCredential(request);
-    if (!credential) return { kind: 'anonymous', ip };
+    if (!credential) return { kind: 'anonymous', ip, formPost: isAnonymousFormPost(request.method, request.path) };
     const key = await this.resolveCredential(request, credential.secret, response);
     if (key === null) return { kind: 'anonymous', ip, failedAuth: true };
     const usable =

@@ -2,8 +2,8 @@ import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from 
 import { IsOptional, IsString, MaxLength } from 'class-validator';
 import type { Domain, DomainStatus } from '../domain.entity';
 import type { DnsRecord, DnsRecordPurpose } from '../dns-records';
-import type { FormSettings } from '../domain-settings';
-import { FormSettingsDto } from './form-settings.dto';
+import type { FormSettings } from '../../forms/form-settings';
+import { FormSettingsDto } from '../../forms/dto/form-settings.dto';
 
 export class CreateDomainDto {
   @ApiProperty({ example: 'example.com', description: 'Host name; lower-cased, internationalised names in punycode' })
@@ -127,7 +127,10 @@ export class DomainDto {
   @ApiProperty({ format: 'date-time' })
   updatedAt: string;
 
-  static from(domain: Domain, view: { verificationRecord: string; dnsRecords: DnsRecord[]; verificationDeadline: Date }): DomainDto {
+  static from(
+    domain: Domain,
+    view: { forms: Record<string, FormSettings>; verificationRecord: string; dnsRecords: DnsRecord[]; verificationDeadline: Date },
+  ): DomainDto {
     return {
       id: domain.id,
       domain: domain.name,
@@ -136,7 +139,7 @@ export class DomainDto {
       verificationRecord: view.verificationRecord,
       dnsRecords: view.dnsRecords,
       dkimSelector: domain.dkimSelector,
-      settings: domain.settings,
+      settings: { ...domain.settings, ...(Object.keys(view.forms).length ? { forms: view.forms } : {}) },
       verificationDeadline: domain.status === 'verified' ? null : view.verificationDeadline.toISOString(),
       verifiedAt: domain.verifiedAt?.toISOString() ?? null,
       lastCheckedAt: domain.lastCheckedAt?.toISOString() ?? null,

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Length, Matches } from 'class-validator';
-import { SLUG_PATTERN, slugRule } from '../../domains/domain-settings';
+import { SLUG_PATTERN, slugRule } from '../../common/settings-checker';
 import type { Project } from '../project.entity';
 
 export class CreateProjectDto {

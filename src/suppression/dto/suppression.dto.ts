@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsEmail, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsEmail, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { PageQueryDto } from '../../common/http/page-query.dto';
 import { SUPPRESSION_REASONS, SuppressionEntry, type SuppressionReason } from '../suppression-entry.entity';
 
 export class AddSuppressionDto {
@@ -24,21 +24,7 @@ export class CheckSuppressionQueryDto {
   email: string;
 }
 
-export class ListSuppressionQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 50 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100)
-  limit?: number;
-
-  @ApiPropertyOptional({ description: 'nextCursor of the previous page' })
-  @IsOptional()
-  @IsString()
-  @MaxLength(200)
-  cursor?: string;
-
+export class ListSuppressionQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: SUPPRESSION_REASONS, description: 'Only entries with this reason' })
   @IsOptional()
   @IsIn(SUPPRESSION_REASONS, { message: `reason must be one of ${SUPPRESSION_REASONS.join(', ')}` })

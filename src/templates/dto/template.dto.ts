@@ -1,10 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsObject, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
-import type { Template } from '../template.entity';
+import { IsIn, IsObject, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { Template, TEMPLATE_TYPES, TemplateType } from '../template.entity';
 import { TEMPLATE_NAME_PATTERN } from '../templates.service';
 
 const NAME_RULE = '1-100 letters, digits, _ . or -, starting with a letter or digit; unique in the account';
 const PART_LIMIT = 'At most 512 KB.';
+const TYPE_RULE =
+  'email (default): Handlebars, sent with /email/send. form / acknowledgment: Liquid (D-28), the notification and ' +
+  'acknowledgment emails of form submissions; in their html every value is HTML-escaped and there is no raw filter.';
 
 export class CreateTemplateDto {
   @ApiProperty({ example: 'welcome', description: `Name used to send with it (\`template\`). ${NAME_RULE}.` })
@@ -17,6 +20,11 @@ export class CreateTemplateDto {
   @IsString()
   @MaxLength(500)
   description?: string;
+
+  @ApiPropertyOptional({ enum: TEMPLATE_TYPES, default: 'email', description: TYPE_RULE })
+  @IsOptional()
+  @IsIn(TEMPLATE_TYPES)
+  type?: TemplateType;
 
   @ApiProperty({ example: 'Welcome, {{name}}!', description: `Handlebars; rendered without HTML escaping, line breaks become spaces. ${PART_LIMIT}` })
   @IsString()
@@ -53,6 +61,11 @@ export class UpdateTemplateDto {
   @MaxLength(500)
   description?: string | null;
 
+  @ApiPropertyOptional({ enum: TEMPLATE_TYPES, description: 'A new type checks the content in that type’s language.' })
+  @IsOptional()
+  @IsIn(TEMPLATE_TYPES)
+  type?: TemplateType;
+
   @ApiPropertyOptional({ example: 'Welcome aboard, {{name}}!' })
   @IsOptional()
   @IsString()
@@ -73,7 +86,7 @@ export class UpdateTemplateDto {
 export class RenderTemplateDto {
   @ApiPropertyOptional({
     example: { name: 'Ada', items: [{ title: 'Engines' }], premium: true },
-    description: 'Values for the placeholders, as a send would pass them.',
+    description: 'Values for the placeholders, as a send would pass them; for a form template, the Liquid context.',
   })
   @IsOptional()
   @IsObject()
@@ -101,6 +114,9 @@ export class TemplateDto {
   @ApiProperty({ type: String, nullable: true })
   description: string | null;
 
+  @ApiProperty({ enum: TEMPLATE_TYPES, example: 'email' })
+  type: TemplateType;
+
   @ApiProperty({ example: 'Welcome, {{name}}!' })
   subject: string;
 
@@ -121,6 +137,7 @@ export class TemplateDto {
       id: template.id,
       name: template.name,
       description: template.description,
+      type: template.type,
       subject: template.subject,
       html: template.html,
       text: template.text,

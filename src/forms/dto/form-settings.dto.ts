@@ -1,36 +1,59 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { SPAM_PROTECTION_LEVELS } from '../domain-settings';
+import { IsOptional } from 'class-validator';
+import { FORM_CHALLENGES, SPAM_PROTECTION_LEVELS } from '../form-settings';
 
-/** Swagger shapes of form settings. Validation is done by the service, which names the bad path. */
+/**
+ * Form settings as the API shows and takes them. Their contents are checked by checkFormSettings (the one check
+ * of every form, whichever route sets it), which names each bad path; @IsOptional only admits the property.
+ */
 export class FormAcknowledgmentDto {
   @ApiProperty({ example: true, description: 'Send the submitter an acknowledgment email' })
   enabled: boolean;
 
+  @IsOptional()
   @ApiPropertyOptional({ example: 'contact-ack', description: 'Name of the template for the acknowledgment' })
   template?: string;
 
+  @IsOptional()
   @ApiPropertyOptional({ example: 'Thanks, we got your message' })
   subject?: string;
 }
 
 export class FormSpamProtectionDto {
+  @IsOptional()
   @ApiPropertyOptional({ enum: SPAM_PROTECTION_LEVELS, example: 'medium' })
   level?: string;
 
+  @IsOptional()
   @ApiPropertyOptional({ example: '_service_honeypot', description: 'Hidden field that must stay empty' })
   honeypot?: string;
 
+  @IsOptional()
   @ApiPropertyOptional({ example: 10, description: 'Submissions per hour per client IP' })
   rate_limit?: number;
 
+  @IsOptional()
   @ApiPropertyOptional({ example: true, description: 'Block submissions that look like spam' })
   content_filter?: boolean;
+
+  @IsOptional()
+  @ApiPropertyOptional({
+    enum: FORM_CHALLENGES,
+    description: 'A check every post must pass: altcha (our proof-of-work, GET /forms/{id}/challenge), turnstile or hcaptcha. Level high implies altcha.',
+  })
+  challenge?: string;
+
+  @IsOptional()
+  @ApiPropertyOptional({ example: '0x4AAAAAAA…', description: 'The Turnstile or hCaptcha site secret (required with those challenges)' })
+  captcha_secret?: string;
 }
 
 export class FormSettingsDto {
+  @IsOptional()
   @ApiPropertyOptional({ example: 'Contact form', description: 'Display name' })
   name?: string;
 
+  @IsOptional()
   @ApiPropertyOptional({
     type: [String],
     example: ['team@example.com'],
@@ -40,27 +63,35 @@ export class FormSettingsDto {
   })
   recipients?: string[];
 
+  @IsOptional()
   @ApiPropertyOptional({ example: 'New message from {{ form.name }}' })
   subject?: string;
 
+  @IsOptional()
   @ApiPropertyOptional({ example: true, description: 'Reply-To of the notification is the submitter' })
   replies?: boolean;
 
+  @IsOptional()
   @ApiPropertyOptional({ example: 'email', description: 'An address, or the submitted field that holds one' })
   replyTo?: string;
 
+  @IsOptional()
   @ApiPropertyOptional({ type: FormAcknowledgmentDto })
   acknowledgment?: FormAcknowledgmentDto;
 
+  @IsOptional()
   @ApiPropertyOptional({ example: 'contact-notification', description: 'Template for the notification email' })
   template?: string;
 
+  @IsOptional()
   @ApiPropertyOptional({ example: 20, description: 'Submissions per hour per client IP' })
   rateLimit?: number;
 
+  @IsOptional()
   @ApiPropertyOptional({ type: FormSpamProtectionDto })
   spam_protection?: FormSpamProtectionDto;
 
+  @IsOptional()
   @ApiPropertyOptional({
     type: [String],
     example: ['https://www.example.org', 'landing.example.net'],
@@ -68,9 +99,15 @@ export class FormSettingsDto {
   })
   allowedOrigins?: string[];
 
+  @IsOptional()
   @ApiPropertyOptional({ example: 'https://example.com/thanks', description: 'Where a browser goes after posting' })
   redirect?: string;
 
+  @IsOptional()
+  @ApiPropertyOptional({ type: [String], example: ['email', 'message'], description: 'Fields every submission must fill in' })
+  requiredFields?: string[];
+
+  @IsOptional()
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,

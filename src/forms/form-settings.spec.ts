@@ -1,0 +1,91 @@
+import { SettingsChecker } from '../common/settings-checker';
+import { checkFormMap } from './form-settings';
+
+const formMap = (value: unknown, requireRecipients = false) => {
+  const check = new SettingsChecker();
+  const forms = checkFormMap(value, 'forms', check, { requireRecipients, reserved: ['send'] });
+  return { forms, errors: check.errors };
+};
+
+describe('checkFormMap', () => {
+  it('keeps a full configuration-file form and stores to as recipients', () => {
+    const { forms, errors } = formMap({
+      contact: {
+        name: 'Contact',
+        to: 'team@example.com',
+        subject: 'New message from {{ form.name }}',
+        replies: true,
+        replyTo: 'email',
+        acknowledgment: { enabled: true, template: 'contact-ack', subject: 'Thanks' },
+        template: 'contact-notification',
+        rateLimit: 20,
+        spam_protection: { level: 'high', honeypot: '_gotcha', rate_limit: 5, content_filter: true },
+        allowedOrigins: ['https://WWW.Example.org/', 'landing.example.net', '*.example.io'],
+        redirect: 'https://example.com/thanks',
+        rate_limiting: { per_ip: { hourly: 5 } },
+      },
+    });
+    expect(errors).toEqual([]);
+    expect(forms).toEqual({
+      contact: {
+        name: 'Contact',
+        recipients: ['team@example.com'],
+        subject: 'New message from {{ form.name }}',
+        replies: true,
+        replyTo: 'email',
+        acknowledgment: { enabled: true, template: 'contact-ack', subject: 'Thanks' },
+        template: 'contact-notification',
+        rateLimit: 20,
+        spam_protection: { level: 'high', honeypot: '_gotcha', rate_limit: 5, content_filter: true },
+        allowedOrigins: ['https://www.example.org', 'landing.example.net', '*.example.io'],
+        redirect: 'https://example.com/thanks',
+        rate_limiting: { per_ip: { hourly: 5 } },
+      },
+    });
+  });
+
+  it('names the path of every bad value', () => {
+    const { forms, errors } = formMap({
+      contact: {
+        to: ['ok@example.com', 'not-an-address'],
+        subject: 'Line\r\nBcc: victim@example.com',
+        acknowledgment: { enabled: 'yes' },
+        spam_protection: { level: 'extreme' },
+        rateLimit: 0,
+        redirect: 'javascript:alert(1)',
+        allowedOrigins: ['https://example.com/path'],
+        colour: 'blue',
+      },
+      'Bad Slug': {},
+      send: {},
+    });
+    expect(forms).toBeUndefined();
+    expect(errors.map((e) => e.field).sort()).toEqual(
+      [
+        'forms.Bad Slug',
+        'forms.contact.acknowledgment.enabled',
+        'forms.contact.allowedOrigins[0]',
+        'forms.contact.colour',
+        'forms.contact.rateLimit',
+        'forms.contact.redirect',
+        'forms.contact.spam_protection.level',
+        'forms.contact.subject',
+        'forms.contact.to[1]',
+        'forms.send',
+      ].sort(),
+    );
+  });
+
+  it('requires recipients only when asked to', () => {
+    expect(formMap({ contact: { subject: 'Hi' } }).errors).toEqual([]);
+    expect(formMap({ contact: { subject: 'Hi' } }, true).errors).toEqual([
+      { field: 'forms.contact.recipients', message: 'recipients (or to) is required' },
+    ]);
+    expect(formMap({ contact: { to: 'a@example.com', recipients: ['b@example.com'] } }).errors[0].field).toBe('forms.contact.to');
+  });
+
+  it('refuses a non-object and an empty recipient list', () => {
+    expect(formMap(['contact']).errors).toEqual([{ field: 'forms', message: 'must be an object' }]);
+    expect(formMap({ contact: { recipients: [] } }).errors[0].field).toBe('forms.contact.recipients');
+  });
+});

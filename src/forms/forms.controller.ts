@@ -1,0 +1,129 @@
+import { Body, Controller, Delete, Get, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiCreatedResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Response } from 'express';
+import type { AuthContext } from '../common/auth/auth-context';
+import { Auth } from '../common/auth/auth.decorator';
+import { CurrentAuth } from '../common/auth/current-auth.decorator';
+import { ErrorBodyDto } from '../common/errors/error-body';
+import { SuccessResponseDto } from '../common/http/success-response.dto';
+import { AppConfigService } from '../config/app-config.service';
+import { CreateFormDto, FormDto, FormListDto, ListSubmissionsQueryDto, SubmissionDto, SubmissionPageDto, UpdateFormDto } from './dto/form.dto';
+import type { Form } from './form.entity';
+import type { FormSubmission } from './form-submission.entity';
+import { FormsService } from './forms.service';
+import { submissionsCsv } from './uploads/submissions-csv';
+
+/** Rows a CSV export holds at most (the newest). */
+const CSV_MAX_ROWS = 50_000;
+const CSV_PAGE = 1000;
+
+/** Every form of the account (domain, collection, stand-alone and instant ones) and their stored submissions. */
+@ApiTags('Forms')
+@Controller('api/forms')
+export class FormsController {
+  constructor(
+    private readonly forms: FormsService,
+    private readonly config: AppConfigService,
+  ) {}
+
+  @Get()
+  @Auth({ keyTypes: ['admin', 'usage'], permission: 'forms.read' })
+  @ApiOperation({ summary: 'List the account’s forms' })
+  @ApiOkResponse({ type: FormListDto })
+  async list(@CurrentAuth() auth: AuthContext): Promise<FormListDto> {
+    const forms = await this.forms.list(auth.accountId);
+    const presented = await this.present(forms);
+    return { forms: presented, count: presented.length };
+  }
+
+  @Post()
+  @Auth({ keyTypes: ['admin', 'usage'], permission: 'forms.write' })
+  @ApiOperation({
+    summary: 'Create a stand-alone form',
+    description: 'Browsers post to its submitUrl (/f/{id}). Any setting of the configuration file may be given besides name, to and subject.',
+  })
+  @ApiCreatedResponse({ type: FormDto })
+  @ApiBadRequestResponse({ type: ErrorBodyDto })
+  async create(@CurrentAuth() auth: AuthContext, @Body() dto: CreateFormDto): Promise<FormDto> {
+    const { name, ...settings } = dto;
+    const form = await this.forms.create(auth.accountId, { name, settings });
+    return FormDto.from(form, 0, this.config.publicUrl);
+  }
+
+  @Get(':id')
+  @Auth({ keyTypes: ['admin', 'usage'], permission: 'forms.read' })
+  @ApiOperation({ summary: 'Read one form' })
+  @ApiOkResponse({ type: FormDto })
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  async get(@CurrentAuth() auth: AuthContext, @Param('id') id: string): Promise<FormDto> {
+    const [form] = await this.present([await this.forms.get(auth.accountId, id)]);
+    return form;
+  }
+
+  @Patch(':id')
+  @Auth({ keyTypes: ['admin', 'usage'], permission: 'forms.write' })
+  @ApiOperation({ summary: 'Change a form’s settings', description: 'A setting given replaces the stored one, null removes it, an absent one is kept.' })
+  @ApiOkResponse({ type: FormDto })
+  @ApiBadRequestResponse({ type: ErrorBodyDto })
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  async update(@CurrentAuth() auth: AuthContext, @Param('id') id: string, @Body() dto: UpdateFormDto): Promise<FormDto> {
+    const [form] = await this.present([await this.forms.update(auth.accountId, id, { ...dto })]);
+    return form;
+  }
+
+  @Delete(':id')
+  @Auth({ keyTypes: ['admin', 'usage'], permission: 'forms.write' })
+  @ApiOperation({ summary: 'Delete a form and its stored submissions' })
+  @ApiOkResponse({ type: SuccessResponseDto })
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  async remove(@CurrentAuth() auth: AuthContext, @Param('id') id: string): Promise<SuccessResponseDto> {
+    const form = await this.forms.remove(auth.accountId, id);
+    return { success: true, message: `Form ${form.name} deleted` };
+  }
+
+  @Get(':id/submissions')
+  @Auth({ keyTypes: ['admin', 'usage'], permission: 'forms.read' })
+  @ApiOperation({ summary: 'A form’s stored submissions, newest first; ?format=csv for a spreadsheet' })
+  @ApiProduces('application/json', 'text/csv')
+  @ApiOkResponse({ type: SubmissionPageDto, description: 'JSON page, or with format=csv a CSV file of every field' })
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  async submissions(
+    @CurrentAuth() auth: AuthContext,
+    @Param('id') id: string,
+    @Query() query: ListSubmissionsQueryDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<SubmissionPageDto | string> {
+    const form = await this.forms.get(auth.accountId, id);
+    if (query.format === 'csv') {
+      res.setHeader('Content-Type', 'text/csv; charset=utf-8');
+      res.setHeader('Content-Disposition', `attachment; filename="${form.id}-submissions.csv"`);
+      return submissionsCsv(await this.allSubmissions(auth.accountId, form.id, query.status));
+    }
+    const page = await this.forms.listSubmissions(auth.accountId, form.id, { limit: query.limit ?? 50, cursor: query.cursor, status: query.status });
+    return { submissions: page.submissions.map(SubmissionDto.from), total: page.total, nextCursor: page.nextCursor };
+  }
+
+  private async allSubmissions(accountId: string, formId: string, status: ListSubmissionsQueryDto['status']): Promise<FormSubmission[]> {
+    const rows: FormSubmission[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.forms.listSubmissions(accountId, formId, { limit: CSV_PAGE, cursor, status });
+      rows.push(...page.submissions);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor && rows.length < CSV_MAX_ROWS);
+    return rows.slice(0, CSV_MAX_ROWS);
+  }
+
+  private async present(forms: Form[]): Promise<FormDto[]> {
+    const counts = await this.forms.submissionCounts(forms.map((f) => f.id));
+    return forms.map((form) => FormDto.from(form, counts.get(form.id) ?? 0, this.config.publicUrl));
+  }
+}

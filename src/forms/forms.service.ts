@@ -1,0 +1,278 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, EntityManager, In, IsNull, Not, Repository } from 'typeorm';
+import { AppException } from '../common/errors/app.exception';
+import { newId } from '../common/ids';
+import { SettingsChecker } from '../common/settings-checker';
+import { CONTACT_FORM_SLUG, Form, FormKind } from './form.entity';
+import { FormSubmission, SubmissionStatus } from './form-submission.entity';
+import { checkFormSettings, FormSettings } from './form-settings';
+
+/** Whose map of forms: a domain's (`/{domain}/{slug}`) or a collection's (`/c/{collection}/{slug}`). */
+export type FormOwner = { domainId: string } | { collectionId: string };
+
+/** A new stand-alone or instant form: name, recipients and subject, plus any other settings. */
+export interface NewForm {
+  name: string;
+  settings: Record<string, unknown>;
+}
+
+export interface SubmissionQuery {
+  limit: number;
+  cursor?: string;
+  status?: SubmissionStatus;
+}
+
+export interface SubmissionPage {
+  submissions: FormSubmission[];
+  total: number;
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+/** Forms of an account, whatever they belong to (D-1: another account's form is a 404). The only writer of forms. */
+@Injectable()
+export class FormsService {
+  constructor(
+    @InjectRepository(Form) private readonly forms: Repository<Form>,
+    @InjectRepository(FormSubmission) private readonly submissions: Repository<FormSubmission>,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
+
+  list(accountId: string): Promise<Form[]> {
+    return this.forms.find({
+      where: { accountId },
+      relations: { domain: true, collection: true },
+      order: { createdAt: 'ASC', id: 'ASC' },
+    });
+  }
+
+  /** One form of the account; 404 for unknown and foreign ids alike. */
+  async get(accountId: string, id: string, kinds?: readonly FormKind[]): Promise<Form> {
+    const form = await this.forms.findOne({
+      where: { id, accountId, ...(kinds ? { kind: In([...kinds]) } : {}) },
+      relations: { domain: true, collection: true },
+    });
+    if (!form) throw AppException.notFound('Form', id);
+    return form;
+  }
+
+  /** Submissions per form (spam included), for the `submissions` field of the form objects. */
+  async submissionCounts(formIds: string[]): Promise<Map<string, number>> {
+    if (formIds.length === 0) return new Map();
+    const rows: { form_id: string; count: string }[] = await this.dataSource.query(
+      'SELECT form_id, count(*) AS count FROM form_submissions WHERE form_id = ANY($1::varchar[]) GROUP BY form_id',
+      [formIds],
+    );
+    return new Map(rows.map((row) => [row.form_id, Number(row.count)]));
+  }
+
+  /** A form's submissions, newest first, keyset-paged: the cursor names the last one of the previous page. */
+  async listSubmissions(accountId: string, formId: string, query: SubmissionQuery): Promise<SubmissionPage> {
+    const base = this.submissions
+      .createQueryBuilder('s')
+      .where('s.accountId = :accountId AND s.formId = :formId', { accountId, formId });
+    if (query.status) base.andWhere('s.status = :status', { status: query.status });
+    const total = await base.clone().getCount();
+    const page = base.clone().select(SUBMISSION_COLUMNS.map((column) => `s.${column}`));
+    if (query.cursor) {
+      const after = decodeCursor(query.cursor);
+      page.andWhere('(s.createdAt, s.id) < (:createdAt, :id)', after);
+    }
+    const rows = await page.orderBy('s.createdAt', 'DESC').addOrderBy('s.id', 'DESC').take(query.limit + 1).getMany();
+    const submissions = rows.slice(0, query.limit);
+    const last = submissions[submissions.length - 1];
+    const nextCursor = rows.length > query.limit && last ? encodeCursor(last) : null;
+    return { submissions, total, nextCursor };
+  }
+
+  /** The oldest held submissions of a form (an instant form waiting for its confirmation), uploads included. */
+  heldSubmissions(formId: string, limit: number): Promise<FormSubmission[]> {
+    return this.submissions.find({ where: { formId, status: 'held' }, order: { createdAt: 'ASC' }, take: limit });
+  }
+
+  /** Creates a stand-alone form (`POST /api/forms`) or, with `confirmationTokenHash`, an unconfirmed instant form. */
+  async create(accountId: string, input: NewForm, instant?: { confirmationTokenHash: string }): Promise<Form> {
+    const settings = validSettings({ ...input.settings, name: input.name });
+    const form = this.forms.create({
+      id: newId('frm'),
+      accountId,
+      kind: instant ? 'instant' : 'standalone',
+      name: input.name,
+      slug: null,
+      domainId: null,
+      collectionId: null,
+      settings,
+      confirmedAt: instant ? null : new Date(),
+      confirmationTokenHash: instant?.confirmationTokenHash ?? null,
+    });
+    await this.forms.save(form);
+    return this.get(accountId, form.id);
+  }
+
+  /**
+   * Changes a form's settings: a setting given replaces the stored one, null removes it (PATCH semantics).
+   * The result is validated as a whole, so a form never holds settings it could not be created with.
+   */
+  async update(accountId: string, id: string, change: Record<string, unknown>): Promise<Form> {
+    const form = await this.get(accountId, id);
+    const merged: Record<string, unknown> = { ...form.settings };
+    for (const [key, value] of Object.entries(change)) {
+      if (value === null) delete merged[key];
+      else if (value !== undefined) merged[key] = value;
+    }
+    if (change.to !== undefined && change.to !== null) delete merged.recipients;
+    const settings = validSettings(merged, form.kind === 'domain' ? { requireRecipients: false } : undefined);
+    form.settings = settings;
+    form.name = settings.name ?? form.name;
+    await this.forms.save(form);
+    return this.get(accountId, id);
+  }
+
+  async remove(accountId: string, id: string): Promise<Form> {
+    const form = await this.get(accountId, id);
+    await this.forms.delete({ id, accountId });
+    return form;
+  }
+
+  /** The forms of a domain or a collection as the configuration file shows them: slug → settings. */
+  async mapOf(owner: FormOwner): Promise<Record<string, FormSettings>> {
+    const forms = await this.forms.find({ where: { ...owner, slug: Not(IsNull()) }, order: { slug: 'ASC' } });
+    return Object.fromEntries(forms.map((form) => [form.slug!, form.settings]));
+  }
+
+  /** The forms of many collections at once: collection id → slug → settings. */
+  async mapsOfCollections(collectionIds: string[]): Promise<Map<string, Record<string, FormSettings>>> {
+    const maps = new Map<string, Record<string, FormSettings>>(collectionIds.map((id) => [id, {}]));
+    if (collectionIds.length === 0) return maps;
+    const forms = await this.forms.find({ where: { collectionId: In(collectionIds) }, order: { slug: 'ASC' } });
+    for (const form of forms) maps.get(form.collectionId!)![form.slug!] = form.settings;
+    return maps;
+  }
+
+  /**
+   * Makes a domain's or collection's forms exactly `forms` (validated already): new slugs are created, known
+   * ones keep their id (and submissions) with the new settings, the others are deleted. `keep` slugs are
+   * never deleted (a domain's contact form).
+   */
+  async replaceMap(
+    manager: EntityManager,
+    accountId: string,
+    owner: FormOwner,
+    forms: Record<string, FormSettings>,
+    keep: readonly string[] = [],
+  ): Promise<void> {
+    const repository = manager.getRepository(Form);
+    const existing = await repository.find({ where: { ...owner, accountId } });
+    const bySlug = new Map(existing.map((form) => [form.slug, form]));
+    const kind: FormKind = 'domainId' in owner ? 'domain' : 'collection';
+    const stale = existing.filter((form) => form.slug !== null && !Object.hasOwn(forms, form.slug) && !keep.includes(form.slug));
+    if (stale.length) await repository.delete({ id: In(stale.map((form) => form.id)), accountId });
+    const rows = Object.entries(forms).map(([slug, settings]) =>
+      repository.create({
+        id: bySlug.get(slug)?.id ?? newId('frm'),
+        accountId,
+        kind,
+        name: settings.name ?? slug,
+        slug,
+        domainId: 'domainId' in owner ? owner.domainId : null,
+        collectionId: 'collectionId' in owner ? owner.collectionId : null,
+        settings,
+        confirmedAt: bySlug.get(slug)?.confirmedAt ?? new Date(),
+        confirmationTokenHash: null,
+      }),
+    );
+    if (rows.length) await repository.save(rows);
+  }
+
+  /** The form a domain's slug names. */
+  async findOfDomain(domainId: string, slug: string): Promise<Form | null> {
+    return this.forms
+      .createQueryBuilder('form')
+      .innerJoinAndSelect('form.domain', 'domain')
+      .where('form.domainId = :domainId AND form.slug = :slug', { domainId, slug })
+      .getOne();
+  }
+
+  /** The domain's contact form (`/{domain}/send`), made on first use with these defaults. */
+  async contactForm(accountId: string, domainId: string): Promise<Form> {
+    const existing = await this.findOfDomain(domainId, CONTACT_FORM_SLUG);
+    if (existing) return existing;
+    const settings: FormSettings = { name: 'Contact', requiredFields: ['email', 'message'] };
+    await this.dataSource.query(
+      `INSERT INTO forms (id, account_id, kind, name, slug, domain_id, settings, confirmed_at)
+       VALUES ($1, $2, 'domain', 'Contact', $3, $4, $5, now())
+       ON CONFLICT (domain_id, slug) WHERE domain_id IS NOT NULL DO NOTHING`,
+      [newId('frm'), accountId, CONTACT_FORM_SLUG, domainId, JSON.stringify(settings)],
+    );
+    return (await this.findOfDomain(domainId, CONTACT_FORM_SLUG))!;
+  }
+
+  findOfCollection(collectionId: string, slug: string): Promise<Form | null> {
+    return this.forms.findOne({ where: { collectionId, slug }, relations: { collection: true } });
+  }
+
+  /** The forms posted to at `/c/{collection}/{slug}`: one per account that has such a collection and form. */
+  findOfCollectionSlug(collection: string, slug: string, accountId?: string): Promise<Form[]> {
+    return this.forms.find({
+      where: { slug, collection: { slug: collection }, ...(accountId ? { accountId } : {}) },
+      relations: { collection: true },
+      order: { createdAt: 'ASC' },
+      take: 20,
+    });
+  }
+
+  /** The account's forms with that slug, under any domain or collection. */
+  findBySlug(accountId: string, slug: string): Promise<Form[]> {
+    return this.forms.find({ where: { accountId, slug }, relations: { domain: true, collection: true }, take: 20 });
+  }
+
+  /**
+   * Any form by id, whichever account holds it: only for entry points that learn the account from the form.
+   * One query (findOne with relations makes two).
+   */
+  findById(id: string): Promise<Form | null> {
+    return this.forms
+      .createQueryBuilder('form')
+      .leftJoinAndSelect('form.domain', 'domain')
+      .leftJoinAndSelect('form.collection', 'collection')
+      .where('form.id = :id', { id })
+      .getOne();
+  }
+
+  findByConfirmationToken(tokenHash: string): Promise<Form | null> {
+    return this.forms.findOne({ where: { confirmationTokenHash: tokenHash, kind: 'instant' }, relations: { domain: true } });
+  }
+
+  /** Marks an instant form confirmed; false when it was confirmed already (a second click). */
+  async confirm(formId: string): Promise<boolean> {
+    const result = await this.forms
+      .createQueryBuilder()
+      .update(Form)
+      .set({ confirmedAt: () => 'now()' })
+      .where('id = :formId AND confirmed_at IS NULL', { formId })
+      .execute();
+    return (result.affected ?? 0) > 0;
+  }
+}
+
+/** What a listing shows of a submission (not the uploads a held one keeps). */
+const SUBMISSION_COLUMNS: (keyof FormSubmission)[] = ['id', 'formId', 'status', 'spamReason', 'fields', 'files', 'messageIds', 'ip', 'userAgent', 'origin', 'createdAt'];
+
+function encodeCursor(submission: FormSubmission): string {
+  return Buffer.from(`${submission.createdAt.toISOString()}|${submission.id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { createdAt: Date; id: string } {
+  const [at, id] = Buffer.from(cursor, 'base64url').toString().split('|');
+  const createdAt = new Date(at);
+  if (!id || Number.isNaN(createdAt.getTime())) throw AppException.invalidField('cursor', 'is not a cursor this listing gave out');
+  return { createdAt, id };
+}
+
+function validSettings(value: Record<string, unknown>, options = { requireRecipients: true }): FormSettings {
+  const check = new SettingsChecker();
+  const settings = checkFormSettings(value, 'settings', check, options);
+  if (!settings) throw AppException.validation(check.errors.map((e) => ({ ...e, field: e.field.replace(/^settings\./, '') })));
+  return settings;
+}

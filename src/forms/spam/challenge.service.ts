@@ -1,0 +1,116 @@
+import { createHmac } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { createChallenge, extractParams, verifySolution, type Payload } from 'altcha-lib/v1';
+import { AppException } from '../../common/errors/app.exception';
+import { ErrorCode } from '../../common/errors/error-code';
+import { AppConfigService } from '../../config/app-config.service';
+import { RedisService } from '../../redis/redis.service';
+import { ChallengeDto } from './challenge.dto';
+
+/** The form field the ALTCHA widget posts its solution in: base64 of a JSON `Payload`. */
+export const ALTCHA_FIELD = 'altcha';
+/** Search space of the proof of work: about 25,000 SHA-256 hashes on average, well under a second in a browser. */
+export const CHALLENGE_MAX_NUMBER = 50_000;
+export const CHALLENGE_TTL_MS = 10 * 60_000;
+const ALGORITHM = 'SHA-256';
+/** A real payload is about 400 characters; anything far longer is not one. */
+const MAX_PAYLOAD_LENGTH = 4096;
+const REPLAY_CHECK_TIMEOUT_MS = 500;
+
+/** The built-in proof-of-work challenge (ALTCHA, altcha-lib's classic API): issued per form, single use. */
+@Injectable()
+export class ChallengeService {
+  private readonly logger = new Logger(ChallengeService.name);
+  private readonly hmacKey: string;
+
+  constructor(
+    config: AppConfigService,
+    private readonly redis: RedisService,
+  ) {
+    // SecretBox keeps its key to itself; derive a key for this purpose only from the same ENCRYPTION_KEY.
+    this.hmacKey = createHmac('sha256', config.encryptionKey).update('altcha-challenge').digest('hex');
+  }
+
+  /** A challenge for the form's widget. The form id and expiry ride in the signed salt. */
+  async create(formId: string, ttlMs: number = CHALLENGE_TTL_MS): Promise<ChallengeDto> {
+    const challenge = await createChallenge({
+      algorithm: ALGORITHM,
+      hmacKey: this.hmacKey,
+      maxnumber: CHALLENGE_MAX_NUMBER,
+      expires: new Date(Date.now() + ttlMs),
+      params: { formId },
+    });
+    return { ...challenge, maxnumber: CHALLENGE_MAX_NUMBER };
+  }
+
+  /** Accepts a solution of a challenge this server issued for this form, once, before it expires. */
+  async verify(formId: string, payload: string | undefined): Promise<void> {
+    if (!payload?.trim()) throw failed(`The challenge solution (field ${ALTCHA_FIELD}) is missing`);
+    const solution = parsePayload(payload);
+    if (!solution) throw failed('The challenge solution is malformed');
+    // The salt, and with it formId and expires, is covered by the signature: check it first, then trust them.
+    if (!(await verifySolution(solution, this.hmacKey, false))) throw failed('The challenge solution is wrong');
+    const params = extractParams(solution);
+    if (params.formId !== formId) throw failed('The challenge was issued for another form');
+    const expiresAt = Number(params.expires) * 1000;
+    if (!(expiresAt > Date.now())) throw failed('The challenge has expired');
+    if (!(await this.claim(solution.signature, expiresAt - Date.now()))) throw failed('The challenge was already used');
+  }
+
+  /**
+   * Marks the challenge used until it expires; false when it already was. When Redis fails or does not
+   * answer quickly, the solution is accepted without the replay check: a replay then costs one more
+   * submission per solved challenge, whereas refusing would turn away every protected form while Redis is down.
+   */
+  private async claim(signature: string, ttlMs: number): Promise<boolean> {
+    const key = this.redis.key('altcha', 'used', signature);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), REPLAY_CHECK_TIMEOUT_MS)));
+    try {
+      const answer = await Promise.race([this.redis.client.set(key, '1', 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX'), timeout]);
+      if (answer === 'timeout') this.logger.warn('Challenge replay check skipped: Redis did not answer');
+      return answer !== null;
+    } catch (err) {
+      this.logger.warn(`Challenge replay check skipped: ${(err as Error).message}`);
+      return true;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function failed(message: string): AppException {
+  return new AppException(ErrorCode.ChallengeFailed, message);
+}
+
+const isHex = (value: unknown): value is string => typeof value === 'string' && /^[0-9a-f]{1,128}$/.test(value);
+
+/** The widget's payload, or null when it is not base64 JSON of the expected shape. */
+function parsePayload(payload: string): Payload | null {
+  if (payload.length > MAX_PAYLOAD_LENGTH) return null;
+  let value: Partial<Payload> | null;
+  try {
+    value = JSON.parse(Buffer.from(payload, 'base64').toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    value.algorithm !== ALGORITHM ||
+    !isHex(value.challenge) ||
+    !isHex(value.signature) ||
+    typeof value.salt !== 'string' ||
+    !Number.isSafeInteger(value.number) ||
+    (value.number as number) < 0
+  ) {
+    return null;
+  }
+  return {
+    algorithm: value.algorithm,
+    challenge: value.challenge,
+    number: value.number as number,
+    salt: value.salt,
+    signature: value.signature,
+  };
+}

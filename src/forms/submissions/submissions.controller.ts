@@ -1,0 +1,234 @@
+import { Controller, Get, Header, HttpCode, Options, Param, Post, Req, Res, UploadedFiles, UseInterceptors } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBody,
+  ApiConflictResponse,
+  ApiConsumes,
+  ApiForbiddenResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiResponse,
+  ApiTags,
+  ApiTooManyRequestsResponse,
+} from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import type { AuthContext } from '../../common/auth/auth-context';
+import { Auth, Public } from '../../common/auth/auth.decorator';
+import { CurrentAuth } from '../../common/auth/current-auth.decorator';
+import { AppException } from '../../common/errors/app.exception';
+import { ErrorBodyDto } from '../../common/errors/error-body';
+import { ErrorCode } from '../../common/errors/error-code';
+import { IdempotencyClaimOf, Idempotent } from '../../common/idempotency/idempotent.decorator';
+import type { IdempotencyClaim } from '../../common/idempotency/idempotency.store';
+import { ChallengeDto } from '../spam/challenge.dto';
+import { ChallengeService } from '../spam/challenge.service';
+import { ReceivedFile, SubmissionUploadsInterceptor } from '../uploads/submission-uploads';
+import { SubmissionAnswerDto } from './dto/submission-answer.dto';
+import { FormTargets, SubmissionRoute } from './form-targets';
+import { OriginPolicy, requestOrigin } from './origin-policy';
+import { thankYouPage } from './pages';
+import { SubmissionsService } from './submissions.service';
+
+/** Who may post: anyone from an allowed origin (D-26), or a key holding forms.send (a public key: its domain only). */
+const SUBMITTERS = { keyTypes: ['admin', 'usage', 'public'], permission: 'forms.send', anonymous: true } as const;
+
+const FIELDS_BODY = {
+  description:
+    'Form fields, as JSON, url-encoded or multipart (files are attached to the notification, 10 MB per submission). ' +
+    'Fields starting with _ steer the submission and are not mailed: _redirect, _subject, _replyto, _service_honeypot.',
+  schema: {
+    type: 'object',
+    additionalProperties: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+    example: { name: 'Ada Lovelace', email: 'ada@example.org', message: 'Hello!' },
+  },
+} as const;
+
+/** The documentation every submission route shares. */
+function SubmissionRouteDocs(summary: string): MethodDecorator {
+  return (target, key, descriptor) => {
+    for (const decorator of [
+      ApiOperation({
+        summary,
+        description:
+          'A browser post (not asking for JSON) is answered 303 to `_redirect` (when its origin may post), else to the ' +
+          'form’s redirect URL, else to a thank-you page. JSON and XHR clients get `{success, message, submissionId}`. ' +
+          'Without a credential the Origin (or Referer) must be a verified domain of the form’s account or one of its allowedOrigins.',
+      }),
+      ApiConsumes('application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'),
+      ApiBody(FIELDS_BODY),
+      ApiOkResponse({ type: SubmissionAnswerDto, description: 'Accepted (also for posts blocked as spam: bots learn nothing)' }),
+      ApiResponse({ status: 303, description: 'Accepted; a browser is sent on to the redirect URL' }),
+      ApiBadRequestResponse({ type: ErrorBodyDto, description: 'A required field is missing, an address or upload is refused, or CHALLENGE_FAILED' }),
+      ApiForbiddenResponse({ type: ErrorBodyDto, description: 'ORIGIN_NOT_ALLOWED, or a public key of another domain' }),
+      ApiNotFoundResponse({ type: ErrorBodyDto, description: 'No such form (another account’s form is the same 404)' }),
+      ApiConflictResponse({ type: ErrorBodyDto, description: 'The form has nowhere to deliver to, or an Idempotency-Key conflict' }),
+      ApiTooManyRequestsResponse({ type: ErrorBodyDto, description: 'The form’s per-IP limit (10 an hour unless the form sets rateLimit)' }),
+    ]) {
+      decorator(target, key, descriptor);
+    }
+  };
+}
+
+/**
+ * Every form submission endpoint of the spec's table: one handler behind each path, one pipeline behind them
+ * all. Registered last (see AppModule): `/{domain}/{form}` would otherwise shadow other two-segment POSTs.
+ */
+@ApiTags('Form submissions')
+@Controller()
+@UseInterceptors(SubmissionUploadsInterceptor) // before @Idempotent(): the request hash covers the parsed fields
+export class SubmissionsController {
+  constructor(
+    private readonly submissions: SubmissionsService,
+    private readonly targets: FormTargets,
+    private readonly origins: OriginPolicy,
+    private readonly challenges: ChallengeService,
+  ) {}
+
+  @Post('v1/:domain/send')
+  @HttpCode(200)
+  @Auth({ ...SUBMITTERS, domainParam: 'domain' })
+  @Idempotent()
+  @SubmissionRouteDocs('Send a contact message to a domain’s contactRecipients')
+  postContactV1(@Param('domain') domain: string, @Req() req: Request, @Res({ passthrough: true }) res: Response, @CurrentAuth() auth?: AuthContext, @UploadedFiles() files?: ReceivedFile[], @IdempotencyClaimOf() claim?: IdempotencyClaim) {
+    return this.answer({ kind: 'domain', domain, slug: 'send' }, req, res, auth, files, claim);
+  }
+
+  @Post('submit/:form')
+  @HttpCode(200)
+  @Auth(SUBMITTERS)
+  @Idempotent()
+  @SubmissionRouteDocs('Submit to a form by id (or, with a key, by slug); always answered in JSON')
+  postSubmit(@Param('form') ref: string, @Req() req: Request, @Res({ passthrough: true }) res: Response, @CurrentAuth() auth?: AuthContext, @UploadedFiles() files?: ReceivedFile[], @IdempotencyClaimOf() claim?: IdempotencyClaim) {
+    return this.answer({ kind: 'reference', ref }, req, res, auth, files, claim, true);
+  }
+
+  @Post('f/:collection/:form')
+  @HttpCode(200)
+  @Auth(SUBMITTERS)
+  @Idempotent()
+  @SubmissionRouteDocs('Submit to a form of a collection (same as /c/{collection}/{form})')
+  postCollectionAlias(@Param('collection') collection: string, @Param('form') slug: string, @Req() req: Request, @Res({ passthrough: true }) res: Response, @CurrentAuth() auth?: AuthContext, @UploadedFiles() files?: ReceivedFile[], @IdempotencyClaimOf() claim?: IdempotencyClaim) {
+    return this.answer({ kind: 'collection', collection, slug }, req, res, auth, files, claim);
+  }
+
+  @Post('f/:formId')
+  @HttpCode(200)
+  @Auth(SUBMITTERS)
+  @Idempotent()
+  @SubmissionRouteDocs('Submit to a form by id')
+  postById(@Param('formId') id: string, @Req() req: Request, @Res({ passthrough: true }) res: Response, @CurrentAuth() auth?: AuthContext, @UploadedFiles() files?: ReceivedFile[], @IdempotencyClaimOf() claim?: IdempotencyClaim) {
+    return this.answer({ kind: 'form', id }, req, res, auth, files, claim);
+  }
+
+  @Post('c/:collection/:form')
+  @HttpCode(200)
+  @Auth(SUBMITTERS)
+  @Idempotent()
+  @SubmissionRouteDocs('Submit to a form of a collection')
+  postCollection(@Param('collection') collection: string, @Param('form') slug: string, @Req() req: Request, @Res({ passthrough: true }) res: Response, @CurrentAuth() auth?: AuthContext, @UploadedFiles() files?: ReceivedFile[], @IdempotencyClaimOf() claim?: IdempotencyClaim) {
+    return this.answer({ kind: 'collection', collection, slug }, req, res, auth, files, claim);
+  }
+
+  @Post(':domain/:form')
+  @HttpCode(200)
+  @Auth({ ...SUBMITTERS, domainParam: 'domain' })
+  @Idempotent()
+  @SubmissionRouteDocs('Submit to a form of a domain; /{domain}/send goes to the domain’s contactRecipients')
+  postDomainForm(@Param('domain') domain: string, @Param('form') slug: string, @Req() req: Request, @Res({ passthrough: true }) res: Response, @CurrentAuth() auth?: AuthContext, @UploadedFiles() files?: ReceivedFile[], @IdempotencyClaimOf() claim?: IdempotencyClaim) {
+    return this.answer({ kind: 'domain', domain, slug }, req, res, auth, files, claim);
+  }
+
+  @Options(['v1/:domain/send', 'submit/:form', 'f/:formId', 'f/:collection/:form', 'c/:collection/:form', ':domain/:form'])
+  @Public()
+  @ApiOperation({ summary: 'CORS preflight of a form post: answered for origins that may post to the form only' })
+  @ApiNoContentResponse({ description: 'The origin may post: Access-Control-Allow-* headers' })
+  @ApiForbiddenResponse({ type: ErrorBodyDto, description: 'ORIGIN_NOT_ALLOWED' })
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  async preflight(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<void> {
+    const origin = requestOrigin(req.get('origin'), undefined);
+    const form = await this.targets.resolve(routeOfPath(req.path), { origin, request: req, response: res });
+    if (!origin || !(await this.origins.allows(form, origin))) {
+      throw new AppException(ErrorCode.OriginNotAllowed, `${origin?.origin ?? 'A request without an Origin'} may not post to this form`);
+    }
+    res.status(204);
+    res.vary('Origin');
+    res.setHeader('Access-Control-Allow-Origin', origin.origin);
+    res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
+    res.setHeader(
+      'Access-Control-Allow-Headers',
+      req.get('access-control-request-headers') ? 'Content-Type, Accept, X-Requested-With, X-Public-Token, X-Api-Key, Authorization, Idempotency-Key' : 'Content-Type',
+    );
+    res.setHeader('Access-Control-Max-Age', '600');
+  }
+
+  @Get('forms/thank-you')
+  @Public()
+  @Header('Content-Type', 'text/html; charset=utf-8')
+  @ApiOperation({ summary: 'The thank-you page browsers land on when a form has no redirect URL' })
+  @ApiProduces('text/html')
+  @ApiOkResponse({ description: 'An HTML page' })
+  thankYou(): string {
+    return thankYouPage();
+  }
+
+  @Get('forms/:formId/challenge')
+  @Public()
+  @ApiOperation({
+    summary: 'A proof-of-work challenge for a form (ALTCHA)',
+    description: 'Point the ALTCHA widget’s challengeurl here; the form then posts the solution in the field altcha.',
+  })
+  @ApiOkResponse({ type: ChallengeDto })
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  async challenge(@Param('formId') formId: string, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<ChallengeDto> {
+    await this.targets.resolve({ kind: 'form', id: formId }, { origin: null, request: req, response: res });
+    res.setHeader('Access-Control-Allow-Origin', '*'); // a challenge is no secret: any page may fetch one
+    res.setHeader('Cache-Control', 'no-store');
+    return this.challenges.create(formId);
+  }
+
+  private async answer(
+    route: SubmissionRoute,
+    request: Request,
+    response: Response,
+    auth: AuthContext | undefined,
+    files: ReceivedFile[] | undefined,
+    idempotency: IdempotencyClaim | undefined,
+    alwaysJson = false,
+  ): Promise<SubmissionAnswerDto> {
+    const outcome = await this.submissions.submit({ route, request, response, auth, files, idempotency });
+    response.vary('Origin');
+    if (outcome.corsOrigin) response.setHeader('Access-Control-Allow-Origin', outcome.corsOrigin);
+    if (!alwaysJson && !wantsJson(request)) seeOther(response, outcome.redirect);
+    return outcome.answer;
+  }
+}
+
+/** D-25: XHR and JSON clients get JSON; a browser's form post (asking for HTML, or for anything) a redirect. */
+export function wantsJson(request: Request): boolean {
+  if (request.get('x-requested-with')?.toLowerCase() === 'xmlhttprequest') return true;
+  if (request.is('application/json')) return true;
+  const accept = request.get('accept') ?? '';
+  return /application\/json/i.test(accept) && !/text\/html/i.test(accept);
+}
+
+/**
+ * Answers 303 with a Location. Nest sets the route's status (200) again after the handler returns, so the
+ * status is fixed here for this response; the JSON answer still goes out as the body.
+ */
+function seeOther(response: Response, location: string): void {
+  response.status(303).location(location);
+  response.status = () => response;
+}
+
+/** The route a preflight's path names (Nest gives OPTIONS handlers no typed params across several paths). */
+function routeOfPath(path: string): SubmissionRoute {
+  const parts = path.split('/').filter(Boolean).map((part) => decodeURIComponent(part));
+  if (parts[0] === 'v1' && parts.length === 3) return { kind: 'domain', domain: parts[1], slug: 'send' };
+  if (parts[0] === 'submit' && parts.length === 2) return { kind: 'reference', ref: parts[1] };
+  if (parts[0] === 'f' && parts.length === 2) return { kind: 'form', id: parts[1] };
+  if ((parts[0] === 'f' || parts[0] === 'c') && parts.length === 3) return { kind: 'collection', collection: parts[1], slug: parts[2] };
+  return { kind: 'domain', domain: parts[0] ?? '', slug: parts[1] ?? '' };
+}

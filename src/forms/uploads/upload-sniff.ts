@@ -1,0 +1,70 @@
+import { fileTypeFromBuffer } from 'file-type';
+
+/** What a file's bytes say it is: file-type's answer (binary formats only), and whether we refuse it. */
+export interface Sniffed {
+  /** The MIME type file-type found in the bytes; undefined for text and unknown formats. */
+  mime?: string;
+  /** Why the file is refused (`a Windows program (exe)`), or null. */
+  refusal: string | null;
+}
+
+/** file-type's extensions for programs, installers, browser extensions and script containers. */
+const PROGRAM_TYPES = new Set([
+  'exe', // MZ: PE and DOS programs, DLLs
+  'elf',
+  'macho',
+  'class',
+  'jar',
+  'apk',
+  'deb',
+  'rpm',
+  'dmg',
+  'crx',
+  'xpi',
+  'swf',
+  'wasm',
+  'lnk',
+  'chm', // compiled HTML help runs scripts
+  'reg',
+]);
+
+/**
+ * WHATWG MIME Sniffing's "HTML" patterns (https://mimesniff.spec.whatwg.org/#identifying-a-resource-with-an-unknown-mime-type),
+ * after leading whitespace. The spec ends a tag name only at a space or `>`; any whitespace or `/` ends it
+ * here too, as it does for an HTML parser, and `<!--` counts whatever follows it: refusing a text file that
+ * starts like markup costs little, letting an HTML page through costs a phishing page in someone's inbox.
+ */
+const HTML_START =
+  /^<(?:!doctype\s+html|html|head|script|iframe|h1|div|font|table|a|style|title|b|body|br|p|svg)(?=[\s>/])|^<!--/i;
+
+/** XML may carry a page or an image with scripts under any prolog: its whole text is searched. */
+const XML_START = /^<(?:\?xml|!doctype)/i;
+const ACTIVE_XML = /<(?:[\w-]+:)?(?:svg|html|script)[\s>/]|http:\/\/www\.w3\.org\/(?:1999\/xhtml|2000\/svg)/i;
+
+/** Browsers decode a text without a BOM as ASCII-compatible for sniffing; latin1 keeps bytes 1:1. */
+function decodeText(bytes: Buffer): string {
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return bytes.subarray(2).toString('utf16le');
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) {
+    const swapped = Buffer.from(bytes.subarray(2, bytes.length - (bytes.length % 2)));
+    return swapped.swap16().toString('utf16le');
+  }
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return bytes.subarray(3).toString('latin1');
+  return bytes.toString('latin1');
+}
+
+/** Why a text document is refused: HTML, SVG, XML with active content, or a `#!` script. */
+export function activeTextContent(bytes: Buffer): string | null {
+  const text = decodeText(bytes);
+  if (text.startsWith('#!')) return 'a script (#!)';
+  const start = text.trimStart();
+  if (HTML_START.test(start)) return /^<svg/i.test(start) ? 'an SVG image' : 'an HTML document';
+  if (XML_START.test(start) && ACTIVE_XML.test(start)) return 'an XML document with HTML, SVG or script';
+  return null;
+}
+
+/** Sniffs the bytes; the file's name and declared type play no part here. */
+export async function sniffUpload(bytes: Buffer): Promise<Sniffed> {
+  const type = await fileTypeFromBuffer(bytes);
+  if (type && PROGRAM_TYPES.has(type.ext)) return { mime: type.mime, refusal: `a program or installer (${type.ext})` };
+  return { mime: type?.mime, refusal: activeTextContent(bytes) };
+}
