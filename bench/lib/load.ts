@@ -1,3 +1,4 @@
+import { Agent, request } from 'node:http';
 import type { Measurement } from './types';
 
 // autocannon ships no types; this is the part of its API the bench uses.
@@ -63,4 +64,88 @@ export function average(label: string, rounds: Measurement[]): Measurement {
 export function ratioToBaseline(measurement: Measurement, all: Measurement[]): number | null {
   const baseline = all.find((m) => m.label === measurement.baseline);
   return baseline && baseline.requestsPerSec > 0 ? measurement.requestsPerSec / baseline.requestsPerSec : null;
+}
+
+export interface RateOptions {
+  label: string;
+  url: string;
+  headers: Record<string, string>;
+  /** The POST body, or one made per request; none: GET. */
+  body?: string | (() => string);
+  rate: number;
+  durationSec: number;
+  /** Which statuses count as success (default 2xx); the others are reported as non2xx. */
+  success?: (status: number) => boolean;
+}
+
+/**
+ * Open-loop load at a steady rate: requests start evenly spaced, whether or not earlier ones finished (a
+ * closed-loop tool such as autocannon with overallRate fires each second's quota at once, which measures
+ * bursts at full speed instead of latency at that rate).
+ */
+export async function measureAtRate(options: RateOptions): Promise<Measurement> {
+  const { label, headers, body, rate, durationSec } = options;
+  const success = options.success ?? ((status: number) => status >= 200 && status < 300);
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const target = new URL(options.url);
+  const latencies: number[] = [];
+  let non2xx = 0;
+  let errors = 0;
+  const one = () =>
+    new Promise<void>((resolve) => {
+      const payload = typeof body === 'function' ? body() : body;
+      const started = process.hrtime.bigint();
+      const req = request(
+        {
+          agent,
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: payload === undefined ? 'GET' : 'POST',
+          headers: payload === undefined ? headers : { ...headers, 'Content-Length': Buffer.byteLength(payload) },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
+            if (!success(res.statusCode!)) non2xx++;
+            resolve();
+          });
+        },
+      );
+      req.on('error', () => {
+        errors++;
+        resolve();
+      });
+      req.end(payload);
+    });
+  const total = rate * durationSec;
+  const inFlight: Promise<void>[] = [];
+  const start = Date.now();
+  let sent = 0;
+  await new Promise<void>((resolve) => {
+    const timer = setInterval(() => {
+      const due = Math.min(total, Math.floor(((Date.now() - start) / 1000) * rate));
+      while (sent < due) {
+        inFlight.push(one());
+        sent++;
+      }
+      if (sent >= total) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 1);
+  });
+  await Promise.all(inFlight);
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const pick = (q: number) => (latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] * 10) / 10 : 0);
+  return {
+    label,
+    requestsPerSec: Math.round(total / ((Date.now() - start) / 1000)),
+    latencyP50Ms: pick(0.5),
+    latencyP99Ms: pick(0.99),
+    non2xx,
+    errors,
+  };
 }

@@ -1,8 +1,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { Agent, request } from 'node:http';
 import { dropDatabase, scratchDatabaseUrl, sql, startApp } from '../lib/app';
 import { createKey, createTenant } from '../lib/fixtures';
-import { average, measure, ratioToBaseline } from '../lib/load';
+import { average, measure, measureAtRate, ratioToBaseline } from '../lib/load';
 import type { BenchOptions, Measurement, ScenarioResult } from '../lib/types';
 
 const SHARE_TARGET = 0.35;
@@ -57,9 +56,16 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
     }
     const peak = average(send, rounds[send]);
     const halfRate = Math.max(1, Math.round(peak.requestsPerSec / 2));
-    const atHalf = await measureAtRate(`${send} at ${halfRate}/s (half the peak)`, `${app.url}/v1/send`, headers, benchMessage(), halfRate, options.durationSec);
+    const atHalf = await measureAtRate({
+      label: `${send} at ${halfRate}/s (half the peak)`,
+      url: `${app.url}/v1/send`,
+      headers,
+      body: benchMessage(),
+      rate: halfRate,
+      durationSec: options.durationSec,
+    });
     // The same steady load on the no-op route: what this machine's scheduling alone costs at that rate.
-    const noopAtRate = await measureAtRate(`${noop} at ${halfRate}/s`, `${app.url}/auth/whoami`, headers, undefined, halfRate, options.durationSec);
+    const noopAtRate = await measureAtRate({ label: `${noop} at ${halfRate}/s`, url: `${app.url}/auth/whoami`, headers, rate: halfRate, durationSec: options.durationSec });
     const measurements = [average(noop, rounds[noop]), { ...peak, baseline: noop }, atHalf, noopAtRate];
     const share = ratioToBaseline(measurements[1], measurements) ?? 0;
     const clean = measurements.slice(0, 2).every((m) => m.non2xx === 0 && m.errors === 0);
@@ -84,80 +90,4 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
     await app.stop();
     await dropDatabase(databaseUrl);
   }
-}
-
-/**
- * Open-loop load at a steady rate: requests start evenly spaced, whether or not earlier ones finished (a
- * closed-loop tool such as autocannon with overallRate fires each second's quota at once, which measures
- * bursts at full speed instead of latency at that rate).
- */
-export async function measureAtRate(
-  label: string,
-  url: string,
-  headers: Record<string, string>,
-  body: string | undefined,
-  rate: number,
-  durationSec: number,
-): Promise<Measurement> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const target = new URL(url);
-  const latencies: number[] = [];
-  let non2xx = 0;
-  let errors = 0;
-  const one = () =>
-    new Promise<void>((resolve) => {
-      const started = process.hrtime.bigint();
-      const req = request(
-        {
-          agent,
-          host: target.hostname,
-          port: target.port,
-          path: target.pathname,
-          method: body === undefined ? 'GET' : 'POST',
-          headers: body === undefined ? headers : { ...headers, 'Content-Length': Buffer.byteLength(body) },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () => {
-            latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
-            if (res.statusCode! < 200 || res.statusCode! >= 300) non2xx++;
-            resolve();
-          });
-        },
-      );
-      req.on('error', () => {
-        errors++;
-        resolve();
-      });
-      req.end(body);
-    });
-  const total = rate * durationSec;
-  const inFlight: Promise<void>[] = [];
-  const start = Date.now();
-  let sent = 0;
-  await new Promise<void>((resolve) => {
-    const timer = setInterval(() => {
-      const due = Math.min(total, Math.floor(((Date.now() - start) / 1000) * rate));
-      while (sent < due) {
-        inFlight.push(one());
-        sent++;
-      }
-      if (sent >= total) {
-        clearInterval(timer);
-        resolve();
-      }
-    }, 1);
-  });
-  await Promise.all(inFlight);
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  const pick = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] * 10) / 10;
-  return {
-    label,
-    requestsPerSec: Math.round(total / ((Date.now() - start) / 1000)),
-    latencyP50Ms: pick(0.5),
-    latencyP99Ms: pick(0.99),
-    non2xx,
-    errors,
-  };
 }
