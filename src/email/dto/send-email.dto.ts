@@ -3,7 +3,6 @@ import { Transform, Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
-  IsBase64,
   IsBoolean,
   IsIn,
   IsISO8601,
@@ -14,6 +13,7 @@ import {
   MaxLength,
   ValidateNested,
 } from 'class-validator';
+import { IsBase64 } from '../../common/validation/is-base64.validator';
 import { MessagePriority, PRIORITIES } from '../message.entity';
 
 const toArray = ({ value }: { value: unknown }) => (typeof value === 'string' ? [value] : value);
@@ -27,7 +27,7 @@ export class AttachmentDto {
 
   @ApiProperty({ example: 'JVBERi0xLjQK', description: 'The file, base64-encoded. All attachments together: at most 25 MB decoded.' })
   @IsString()
-  @IsBase64(undefined, { message: 'content must be base64' })
+  @IsBase64({ message: 'content must be base64' })
   content: string;
 
   @ApiPropertyOptional({ example: 'application/pdf', description: 'MIME type; guessed from the file name when absent.' })
