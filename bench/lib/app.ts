@@ -52,7 +52,9 @@ export async function startApp(databaseUrl: string, env: Record<string, string> 
   const port = await freePort();
   const operatorKey = `svc_sk_admin_${randomBytes(32).toString('hex')}`;
   const redisPrefix = `mailroom-bench:${randomBytes(4).toString('hex')}:`;
-  const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts'], {
+  // BENCH_APP_NODE_ARGS profiles the app under load, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+  const nodeArgs = process.env.BENCH_APP_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', 'src/main.ts'], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,

@@ -59,11 +59,17 @@ export interface MessageWithEvents {
 /** Adds a value to the statement's parameters and gives its placeholder (`$7`). */
 export type AddParam = (value: unknown) => string;
 
+/** A row to insert; the rows of one table with the same columns, of every request in the batch, share one INSERT. */
+export interface CompanionRow {
+  table: string;
+  values: Record<string, unknown>;
+}
+
 /**
- * A data-modifying statement (INSERT, UPDATE) that commits together with the messages: what caused them (a
- * form submission) and what they cause (an outbox event).
+ * What commits together with the messages: what caused them (a form submission) and what they cause (an
+ * outbox event). A row to insert, or any data-modifying statement (an UPDATE) written with `param`.
  */
-export type CompanionStatement = (param: AddParam) => string;
+export type CompanionStatement = CompanionRow | ((param: AddParam) => string);
 
 /** What one request accepts in one commit. */
 export interface Acceptance {
@@ -212,7 +218,7 @@ export class EmailRepository {
           ]
         : []),
       ...(eventRows.length ? [`INSERT INTO message_events (message_id, type, recipient, detail, occurred_at) VALUES ${eventRows.join(', ')}`] : []),
-      ...batch.flatMap(({ statements: companions }) => (companions ?? []).map((statement) => statement(param))),
+      ...companionStatements(batch.flatMap(({ statements: companions }) => companions ?? []), param),
       ...(answerRows.length
         ? [`INSERT INTO idempotency_records (scope, key_hash, request_hash, status_code, body, expires_at) VALUES ${answerRows.join(', ')}`]
         : []),
@@ -453,4 +459,21 @@ export class EmailRepository {
       .limit(limit)
       .getMany();
   }
+}
+
+/** The companions as statements: their rows grouped into one multi-row INSERT per table and columns. */
+function companionStatements(companions: CompanionStatement[], param: AddParam): string[] {
+  const statements: string[] = [];
+  const inserts = new Map<string, string[]>();
+  for (const companion of companions) {
+    if (typeof companion === 'function') {
+      statements.push(companion(param));
+      continue;
+    }
+    const target = `${companion.table} (${Object.keys(companion.values).join(', ')})`;
+    const rows = inserts.get(target) ?? [];
+    inserts.set(target, rows);
+    rows.push(`(${Object.values(companion.values).map(param).join(', ')})`);
+  }
+  return [...[...inserts].map(([target, rows]) => `INSERT INTO ${target} VALUES ${rows.join(', ')}`), ...statements];
 }

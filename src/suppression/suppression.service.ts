@@ -3,9 +3,13 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Brackets, Repository } from 'typeorm';
 import { AppException } from '../common/errors/app.exception';
 import { newId } from '../common/ids';
+import { allFulfilled, MicroBatch } from '../common/micro-batch';
 import { SuppressionEntry, SuppressionReason } from './suppression-entry.entity';
 
 export type { SuppressionReason } from './suppression-entry.entity';
+
+const MAX_LOOKUP_BATCH = 200;
+const MAX_CONCURRENT_LOOKUPS = 2;
 
 export interface SuppressionPage {
   entries: SuppressionEntry[];
@@ -27,6 +31,13 @@ export interface SuppressionListQuery {
  */
 @Injectable()
 export class SuppressionService {
+  /** Lookups of concurrent sends, of any accounts, share one query. */
+  private readonly lookups = new MicroBatch<{ accountId: string; addresses: string[] }, Set<string>>(
+    (lookups) => this.lookupBatch(lookups),
+    MAX_LOOKUP_BATCH,
+    MAX_CONCURRENT_LOOKUPS,
+  );
+
   constructor(@InjectRepository(SuppressionEntry) private readonly entries: Repository<SuppressionEntry>) {}
 
   /** Adds the address; an address already on the list keeps its first entry (idempotent). */
@@ -54,15 +65,22 @@ export class SuppressionService {
     return { entry, created };
   }
 
-  /** The subset of `emails` (compared case-insensitively) that is suppressed, as lower-cased addresses; one query. */
+  /** The subset of `emails` (compared case-insensitively) that is suppressed, as lower-cased addresses. */
   async suppressedAmong(accountId: string, emails: string[]): Promise<Set<string>> {
     const addresses = [...new Set(emails.map(normalize))];
     if (addresses.length === 0) return new Set();
-    const rows: { email: string }[] = await this.entries.query(
-      'SELECT email FROM suppression_entries WHERE account_id = $1 AND email = ANY($2::varchar[])',
-      [accountId, addresses],
+    return this.lookups.submit({ accountId, addresses });
+  }
+
+  private async lookupBatch(lookups: { accountId: string; addresses: string[] }[]): Promise<PromiseSettledResult<Set<string>>[]> {
+    const pairs = lookups.flatMap(({ accountId, addresses }) => addresses.map((email) => [accountId, email]));
+    const rows: { account_id: string; email: string }[] = await this.entries.query(
+      'SELECT s.account_id, s.email FROM suppression_entries s ' +
+        'JOIN unnest($1::varchar[], $2::varchar[]) AS q(account_id, email) ON s.account_id = q.account_id AND s.email = q.email',
+      [pairs.map(([accountId]) => accountId), pairs.map(([, email]) => email)],
     );
-    return new Set(rows.map((row) => row.email));
+    const suppressed = new Set(rows.map((row) => `${row.account_id} ${row.email}`));
+    return allFulfilled(lookups.map(({ accountId, addresses }) => new Set(addresses.filter((email) => suppressed.has(`${accountId} ${email}`)))));
   }
 
   async isSuppressed(accountId: string, email: string): Promise<boolean> {

@@ -125,6 +125,22 @@ describe('suppression', () => {
     expect(check.body.reason).toBe('bounced');
   });
 
+  it('answers concurrent lookups of different accounts, sharing one query, each with its own list', async () => {
+    const service = t.app.get(SuppressionService);
+    const other = await createAccount(t, 'Concurrent');
+    await service.add(accountId, 'shared@example.org', 'bounced');
+    await service.add(other.accountId, 'theirs@example.org', 'complained');
+    const addresses = ['shared@example.org', 'theirs@example.org', 'nobody@example.org'];
+    const [mine, theirs, again] = await Promise.all([
+      service.suppressedAmong(accountId, addresses),
+      service.suppressedAmong(other.accountId, addresses),
+      service.suppressedAmong(accountId, ['SHARED@example.org']),
+    ]);
+    expect([...mine]).toEqual(['shared@example.org']);
+    expect([...theirs]).toEqual(['theirs@example.org']);
+    expect([...again]).toEqual(['shared@example.org']);
+  });
+
   it('needs a key: none is 401, a public key or a key without the permission 403', async () => {
     await t.http.get('/email/suppression').expect(401);
     await t.http.post('/email/suppression').send({ email: 'x@example.org' }).expect(401);

@@ -38,10 +38,10 @@ export class InstantFormsService {
     const statements: CompanionStatement[] = [];
     for (const { input, id, token } of drafts) {
       const settings: FormSettings = { name: input.name, recipients: [input.email] };
-      statements.push(
-        (p) =>
-          `INSERT INTO forms (id, account_id, kind, name, settings, confirmation_token_hash) VALUES (${p(id)}, ${p(accountId)}, 'instant', ${p(input.name)}, ${p(JSON.stringify(settings))}, ${p(sha256(token))})`,
-      );
+      statements.push({
+        table: 'forms',
+        values: { id, account_id: accountId, kind: 'instant', name: input.name, settings: JSON.stringify(settings), confirmation_token_hash: sha256(token) },
+      });
       const confirmation = await this.email.compose(accountId, this.confirmationEmail(input, token));
       if (confirmation) messages.push(confirmation);
     }

@@ -285,23 +285,25 @@ export type HeldSubmission = Pick<NewSubmission, 'id' | 'fields' | 'files' | 'ip
 
 /** The submission row, and for an accepted one its `form.submission` event. */
 function submissionStatements(s: NewSubmission): CompanionStatement[] {
-  const insert: CompanionStatement = (p) =>
-    'INSERT INTO form_submissions (id, account_id, form_id, status, spam_reason, fields, files, held_attachments, message_ids, ip, user_agent, origin, created_at) ' +
-    `VALUES (${[
-      p(s.id),
-      p(s.form.accountId),
-      p(s.form.id),
-      p(s.status),
-      p(s.spamReason),
-      p(JSON.stringify(s.fields)),
-      p(JSON.stringify(s.files)),
-      p(s.heldAttachments && JSON.stringify(s.heldAttachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: a.content.toString('base64') })))),
-      p(JSON.stringify(s.messageIds)),
-      p(s.ip),
-      p(s.userAgent),
-      p(s.origin),
-      p(s.createdAt),
-    ].join(', ')})`;
+  const held = s.heldAttachments?.map((a) => ({ filename: a.filename, contentType: a.contentType, content: a.content.toString('base64') }));
+  const insert: CompanionStatement = {
+    table: 'form_submissions',
+    values: {
+      id: s.id,
+      account_id: s.form.accountId,
+      form_id: s.form.id,
+      status: s.status,
+      spam_reason: s.spamReason,
+      fields: JSON.stringify(s.fields),
+      files: JSON.stringify(s.files),
+      held_attachments: held ? JSON.stringify(held) : null,
+      message_ids: JSON.stringify(s.messageIds),
+      ip: s.ip,
+      user_agent: s.userAgent,
+      origin: s.origin,
+      created_at: s.createdAt,
+    },
+  };
   return s.status === 'accepted' ? [insert, outboxStatement(s)] : [insert];
 }
 
@@ -316,7 +318,7 @@ function outboxStatement(s: NewSubmission): CompanionStatement {
     messageIds: s.messageIds,
     timestamp: s.createdAt.toISOString(),
   };
-  return (p) => `INSERT INTO event_outbox (account_id, type, payload) VALUES (${p(s.form.accountId)}, 'form.submission', ${p(JSON.stringify(payload))})`;
+  return { table: 'event_outbox', values: { account_id: s.form.accountId, type: 'form.submission', payload: JSON.stringify(payload) } };
 }
 
 function validAddress(value: string | undefined): string | undefined {
