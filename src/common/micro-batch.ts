@@ -79,3 +79,11 @@ export class MicroBatch<I, O> {
 export function allFulfilled<O>(values: O[]): PromiseSettledResult<O>[] {
   return values.map((value) => ({ status: 'fulfilled', value }));
 }
+
+/** The promise's outcome, as Promise.allSettled gives it: for running the inputs of a failed batch one by one. */
+export function settle<T>(promise: Promise<T>): Promise<PromiseSettledResult<T>> {
+  return promise.then(
+    (value) => ({ status: 'fulfilled', value }),
+    (reason: unknown) => ({ status: 'rejected', reason }),
+  );
+}

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { MessageEvent, MessageEventType } from './message-event.entity';
 import { AWAITING_DELIVERY, Message, MessageStatus } from './message.entity';
-import { allFulfilled, MicroBatch } from '../common/micro-batch';
+import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
 import { IdempotentAnswer, idempotencyRecordValues } from '../common/idempotency/idempotency.store';
 
 export interface NewEvent {
@@ -88,12 +88,6 @@ const MAX_BATCH = 200;
 /** A statement carries at most this much content (one bigger message goes alone): attachments make rows of 35 MB. */
 const MAX_BATCH_BYTES = 16 * 1024 * 1024;
 const MAX_CONCURRENT_FLUSHES = 4;
-
-const settle = <T>(promise: Promise<T>): Promise<PromiseSettledResult<T>> =>
-  promise.then(
-    (value) => ({ status: 'fulfilled', value }),
-    (reason: unknown) => ({ status: 'rejected', reason }),
-  );
 
 /** The delivery worker's loads and results: concurrent jobs share statements the same way. */
 const MAX_DELIVERY_BATCH = 100;

@@ -3,10 +3,16 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Brackets, Repository } from 'typeorm';
 import { AppException } from '../common/errors/app.exception';
 import { newId } from '../common/ids';
-import { allFulfilled, MicroBatch } from '../common/micro-batch';
+import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
 import { SuppressionEntry, SuppressionReason } from './suppression-entry.entity';
 
 export type { SuppressionReason } from './suppression-entry.entity';
+
+interface SuppressionLookup {
+  accountId: string;
+  /** Lower-cased, distinct. */
+  addresses: string[];
+}
 
 const MAX_LOOKUP_BATCH = 200;
 const MAX_CONCURRENT_LOOKUPS = 2;
@@ -32,7 +38,7 @@ export interface SuppressionListQuery {
 @Injectable()
 export class SuppressionService {
   /** Lookups of concurrent sends, of any accounts, share one query. */
-  private readonly lookups = new MicroBatch<{ accountId: string; addresses: string[] }, Set<string>>(
+  private readonly lookups = new MicroBatch<SuppressionLookup, Set<string>>(
     (lookups) => this.lookupBatch(lookups),
     MAX_LOOKUP_BATCH,
     MAX_CONCURRENT_LOOKUPS,
@@ -72,7 +78,19 @@ export class SuppressionService {
     return this.lookups.submit({ accountId, addresses });
   }
 
-  private async lookupBatch(lookups: { accountId: string; addresses: string[] }[]): Promise<PromiseSettledResult<Set<string>>[]> {
+  /** One query for every lookup; if it fails, each runs alone, so a value PostgreSQL refuses fails its own send only. */
+  private async lookupBatch(lookups: SuppressionLookup[]): Promise<PromiseSettledResult<Set<string>>[]> {
+    if (lookups.length > 1) {
+      try {
+        return allFulfilled(await this.lookUp(lookups));
+      } catch {
+        // fall through: one by one
+      }
+    }
+    return Promise.all(lookups.map((lookup) => settle(this.lookUp([lookup]).then(([found]) => found))));
+  }
+
+  private async lookUp(lookups: SuppressionLookup[]): Promise<Set<string>[]> {
     const pairs = lookups.flatMap(({ accountId, addresses }) => addresses.map((email) => [accountId, email]));
     const rows: { account_id: string; email: string }[] = await this.entries.query(
       'SELECT s.account_id, s.email FROM suppression_entries s ' +
@@ -80,7 +98,7 @@ export class SuppressionService {
       [pairs.map(([accountId]) => accountId), pairs.map(([, email]) => email)],
     );
     const suppressed = new Set(rows.map((row) => `${row.account_id} ${row.email}`));
-    return allFulfilled(lookups.map(({ accountId, addresses }) => new Set(addresses.filter((email) => suppressed.has(`${accountId} ${email}`)))));
+    return lookups.map(({ accountId, addresses }) => new Set(addresses.filter((email) => suppressed.has(`${accountId} ${email}`))));
   }
 
   async isSuppressed(accountId: string, email: string): Promise<boolean> {

@@ -139,6 +139,15 @@ describe('suppression', () => {
     expect([...mine]).toEqual(['shared@example.org']);
     expect([...theirs]).toEqual(['theirs@example.org']);
     expect([...again]).toEqual(['shared@example.org']);
+
+    // A value PostgreSQL refuses fails its own lookup, not the others that shared its query.
+    const outcomes = await Promise.allSettled([
+      service.suppressedAmong(accountId, addresses),
+      service.suppressedAmong(other.accountId, ['nul\u0000@example.org']),
+      service.suppressedAmong(other.accountId, addresses),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect([...(outcomes[2] as PromiseFulfilledResult<Set<string>>).value]).toEqual(['theirs@example.org']);
   });
 
   it('needs a key: none is 401, a public key or a key without the permission 403', async () => {
