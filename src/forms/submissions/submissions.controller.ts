@@ -1,4 +1,4 @@
-import { Controller, Get, Header, HttpCode, Options, Param, Post, Req, Res, UploadedFiles, UseInterceptors } from '@nestjs/common';
+import { Controller, createParamDecorator, ExecutionContext, Get, Header, HttpCode, Options, Param, Post, Req, Res, UseInterceptors } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBody,
@@ -15,14 +15,11 @@ import {
   ApiTooManyRequestsResponse,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import type { AuthContext } from '../../common/auth/auth-context';
 import { Auth, Public } from '../../common/auth/auth.decorator';
-import { CurrentAuth } from '../../common/auth/current-auth.decorator';
 import { AppException } from '../../common/errors/app.exception';
 import { ErrorBodyDto } from '../../common/errors/error-body';
 import { ErrorCode } from '../../common/errors/error-code';
-import { IdempotencyClaimOf, Idempotent } from '../../common/idempotency/idempotent.decorator';
-import type { IdempotencyClaim } from '../../common/idempotency/idempotency.store';
+import { Idempotent } from '../../common/idempotency/idempotent.decorator';
 import { ChallengeDto } from '../spam/challenge.dto';
 import { ChallengeService } from '../spam/challenge.service';
 import { ReceivedFile, SubmissionUploadsInterceptor } from '../uploads/submission-uploads';
@@ -30,7 +27,7 @@ import { SubmissionAnswerDto } from './dto/submission-answer.dto';
 import { FormTargets, SubmissionRoute } from './form-targets';
 import { OriginPolicy, requestOrigin } from './origin-policy';
 import { thankYouPage } from './pages';
-import { SubmissionsService } from './submissions.service';
+import { SubmissionInput, SubmissionsService } from './submissions.service';
 
 /** Who may post: anyone from an allowed origin (D-26), or a key holding forms.send (a public key: its domain only). */
 const SUBMITTERS = { keyTypes: ['admin', 'usage', 'public'], permission: 'forms.send', anonymous: true } as const;
@@ -45,6 +42,25 @@ const FIELDS_BODY = {
     example: { name: 'Ada Lovelace', email: 'ada@example.org', message: 'Hello!' },
   },
 } as const;
+
+/** What every submission handler passes on besides its route: the request and response, the caller, the uploads, the Idempotency-Key claim. */
+type PostedRequest = Omit<SubmissionInput, 'route'>;
+
+/**
+ * The PostedRequest of a submission route (read after the uploads and idempotency interceptors ran). The
+ * response is only decorated with headers and a status: Nest still sends the handler's answer.
+ */
+const Posted = createParamDecorator((_data: unknown, context: ExecutionContext): PostedRequest => {
+  const http = context.switchToHttp();
+  const request = http.getRequest<Request>();
+  return {
+    request,
+    response: http.getResponse<Response>(),
+    auth: request.auth,
+    files: (request as Request & { files?: ReceivedFile[] }).files,
+    idempotency: request.idempotency,
+  };
+});
 
 /** The documentation every submission route shares. */
 function SubmissionRouteDocs(summary: string): MethodDecorator {
@@ -92,8 +108,8 @@ export class SubmissionsController {
   @Auth({ ...SUBMITTERS, domainParam: 'domain' })
   @Idempotent()
   @SubmissionRouteDocs('Send a contact message to a domain’s contactRecipients')
-  postContactV1(@Param('domain') domain: string, @Req() req: Request, @Res({ passthrough: true }) res: Response, @CurrentAuth() auth?: AuthContext, @UploadedFiles() files?: ReceivedFile[], @IdempotencyClaimOf() claim?: IdempotencyClaim) {
-    return this.answer({ kind: 'domain', domain, slug: 'send' }, req, res, auth, files, claim);
+  postContactV1(@Param('domain') domain: string, @Posted() posted: PostedRequest) {
+    return this.answer({ kind: 'domain', domain, slug: 'send' }, posted);
   }
 
   @Post('submit/:form')
@@ -101,8 +117,8 @@ export class SubmissionsController {
   @Auth(SUBMITTERS)
   @Idempotent()
   @SubmissionRouteDocs('Submit to a form by id (or, with a key, by slug); always answered in JSON')
-  postSubmit(@Param('form') ref: string, @Req() req: Request, @Res({ passthrough: true }) res: Response, @CurrentAuth() auth?: AuthContext, @UploadedFiles() files?: ReceivedFile[], @IdempotencyClaimOf() claim?: IdempotencyClaim) {
-    return this.answer({ kind: 'reference', ref }, req, res, auth, files, claim, true);
+  postSubmit(@Param('form') ref: string, @Posted() posted: PostedRequest) {
+    return this.answer({ kind: 'reference', ref }, posted, true);
   }
 
   @Post('f/:collection/:form')
@@ -110,8 +126,8 @@ export class SubmissionsController {
   @Auth(SUBMITTERS)
   @Idempotent()
   @SubmissionRouteDocs('Submit to a form of a collection (same as /c/{collection}/{form})')
-  postCollectionAlias(@Param('collection') collection: string, @Param('form') slug: string, @Req() req: Request, @Res({ passthrough: true }) res: Response, @CurrentAuth() auth?: AuthContext, @UploadedFiles() files?: ReceivedFile[], @IdempotencyClaimOf() claim?: IdempotencyClaim) {
-    return this.answer({ kind: 'collection', collection, slug }, req, res, auth, files, claim);
+  postCollectionAlias(@Param('collection') collection: string, @Param('form') slug: string, @Posted() posted: PostedRequest) {
+    return this.answer({ kind: 'collection', collection, slug }, posted);
   }
 
   @Post('f/:formId')
@@ -119,8 +135,8 @@ export class SubmissionsController {
   @Auth(SUBMITTERS)
   @Idempotent()
   @SubmissionRouteDocs('Submit to a form by id')
-  postById(@Param('formId') id: string, @Req() req: Request, @Res({ passthrough: true }) res: Response, @CurrentAuth() auth?: AuthContext, @UploadedFiles() files?: ReceivedFile[], @IdempotencyClaimOf() claim?: IdempotencyClaim) {
-    return this.answer({ kind: 'form', id }, req, res, auth, files, claim);
+  postById(@Param('formId') id: string, @Posted() posted: PostedRequest) {
+    return this.answer({ kind: 'form', id }, posted);
   }
 
   @Post('c/:collection/:form')
@@ -128,8 +144,8 @@ export class SubmissionsController {
   @Auth(SUBMITTERS)
   @Idempotent()
   @SubmissionRouteDocs('Submit to a form of a collection')
-  postCollection(@Param('collection') collection: string, @Param('form') slug: string, @Req() req: Request, @Res({ passthrough: true }) res: Response, @CurrentAuth() auth?: AuthContext, @UploadedFiles() files?: ReceivedFile[], @IdempotencyClaimOf() claim?: IdempotencyClaim) {
-    return this.answer({ kind: 'collection', collection, slug }, req, res, auth, files, claim);
+  postCollection(@Param('collection') collection: string, @Param('form') slug: string, @Posted() posted: PostedRequest) {
+    return this.answer({ kind: 'collection', collection, slug }, posted);
   }
 
   @Post(':domain/:form')
@@ -137,8 +153,8 @@ export class SubmissionsController {
   @Auth({ ...SUBMITTERS, domainParam: 'domain' })
   @Idempotent()
   @SubmissionRouteDocs('Submit to a form of a domain; /{domain}/send goes to the domain’s contactRecipients')
-  postDomainForm(@Param('domain') domain: string, @Param('form') slug: string, @Req() req: Request, @Res({ passthrough: true }) res: Response, @CurrentAuth() auth?: AuthContext, @UploadedFiles() files?: ReceivedFile[], @IdempotencyClaimOf() claim?: IdempotencyClaim) {
-    return this.answer({ kind: 'domain', domain, slug }, req, res, auth, files, claim);
+  postDomainForm(@Param('domain') domain: string, @Param('form') slug: string, @Posted() posted: PostedRequest) {
+    return this.answer({ kind: 'domain', domain, slug }, posted);
   }
 
   @Options(['v1/:domain/send', 'submit/:form', 'f/:formId', 'f/:collection/:form', 'c/:collection/:form', ':domain/:form'])
@@ -189,16 +205,9 @@ export class SubmissionsController {
     return this.challenges.create(formId);
   }
 
-  private async answer(
-    route: SubmissionRoute,
-    request: Request,
-    response: Response,
-    auth: AuthContext | undefined,
-    files: ReceivedFile[] | undefined,
-    idempotency: IdempotencyClaim | undefined,
-    alwaysJson = false,
-  ): Promise<SubmissionAnswerDto> {
-    const outcome = await this.submissions.submit({ route, request, response, auth, files, idempotency });
+  private async answer(route: SubmissionRoute, posted: PostedRequest, alwaysJson = false): Promise<SubmissionAnswerDto> {
+    const { request, response } = posted;
+    const outcome = await this.submissions.submit({ route, ...posted });
     response.vary('Origin');
     if (outcome.corsOrigin) response.setHeader('Access-Control-Allow-Origin', outcome.corsOrigin);
     if (!alwaysJson && !wantsJson(request)) seeOther(response, outcome.redirect);
