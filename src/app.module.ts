@@ -15,12 +15,16 @@ import { EmailModule } from './email/email.module';
 import { FormsModule } from './forms/forms.module';
 import { SubmissionsModule } from './forms/submissions/submissions.module';
 import { HealthModule } from './health/health.module';
+import { ListsModule } from './lists/lists.module';
 import { ProjectsModule } from './projects/projects.module';
+import { ProviderEventsModule } from './provider-events/provider-events.module';
 import { QueueModule } from './queue/queue.module';
 import { RateLimitsModule } from './rate-limits/rate-limits.module';
 import { RedisModule } from './redis/redis.module';
 import { SuppressionModule } from './suppression/suppression.module';
 import { TemplatesModule } from './templates/templates.module';
+import { TrackingModule } from './tracking/tracking.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 export interface AppModuleOptions {
   config: AppConfigService;
@@ -51,6 +55,10 @@ export class AppModule {
         ProjectsModule,
         CollectionsModule,
         FormsModule,
+        ListsModule.register(options.config),
+        WebhooksModule.register(options.config),
+        TrackingModule.register(options.config),
+        ProviderEventsModule.register(options.config),
         // Last: its POST /{domain}/{form} would shadow any two-segment POST registered after it.
         SubmissionsModule.register(options.config),
       ],

@@ -172,13 +172,53 @@ export class EnvSchema {
   @Matches(/^[A-Za-z0-9.-]+$/, { message: 'DOMAIN_SPF_INCLUDE must be a host name' })
   DOMAIN_SPF_INCLUDE?: string = undefined;
 
+  /** Let webhook URLs reach loopback, private, link-local and metadata addresses (D-23): for local receivers only. */
   @Transform(toBoolean)
   @IsBoolean()
   WEBHOOK_ALLOW_PRIVATE_NETWORKS = false;
 
+  /**
+   * Waits before each retry of a failed webhook delivery (D-23), comma-separated durations (`500ms`, `5s`,
+   * `5m`, `2h`); one attempt more than the list is long is made in all, then the delivery is failed.
+   */
+  @Matches(/^\d+(ms|s|m|h)(,\d+(ms|s|m|h))*$/, { message: 'WEBHOOK_RETRY_SCHEDULE must be durations like 5s,5m,30m,2h' })
+  WEBHOOK_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';
+
+  /** Time-out of one webhook delivery attempt (connect, send and answer), in ms. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(120_000)
+  WEBHOOK_TIMEOUT_MS = 10_000;
+
+  /** Webhook deliveries one worker process makes at once. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  WEBHOOK_WORKER_CONCURRENCY = 50;
+
+  /** How often workers look for new events to deliver to webhooks, in ms (also right after this instance writes one). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
+  WEBHOOK_POLL_INTERVAL_MS = 1000;
+
+  /**
+   * Secret of `POST /provider/events` (D-24): the provider signs with the Standard Webhooks headers, the
+   * UTF-8 bytes of this value being the HMAC key. Unset: the endpoint refuses every call (401).
+   */
   @IsOptional()
   @IsString()
   PROVIDER_WEBHOOK_SECRET?: string = undefined;
+
+  /** Subscribers a list-send job turns into messages per step (one statement each). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(5000)
+  LIST_SEND_BATCH_SIZE = 500;
 
   @Transform(toInt)
   @IsInt()

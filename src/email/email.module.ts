@@ -3,6 +3,7 @@ import { AppConfigService } from '../config/app-config.service';
 import { DomainsModule } from '../domains/domains.module';
 import { SuppressionModule } from '../suppression/suppression.module';
 import { TemplatesModule } from '../templates/templates.module';
+import { TrackingLinksModule } from '../tracking/tracking-links.module';
 import { DeliveredOutcomes } from './delivered-outcomes';
 import { DeliveryService } from './delivery.service';
 import { EmailController } from './email.controller';
@@ -47,7 +48,7 @@ export class EmailModule {
       : [];
     return {
       module: EmailModule,
-      imports: [DomainsModule, TemplatesModule, SuppressionModule, ProviderHealthModule],
+      imports: [DomainsModule, TemplatesModule, SuppressionModule, ProviderHealthModule, TrackingLinksModule],
       controllers: [EmailController],
       providers: [EmailService, EmailRepository, EmailQueue, SuppressionLookup, ...workerProviders],
       exports: [EmailService],

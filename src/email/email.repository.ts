@@ -197,6 +197,7 @@ export class EmailRepository {
         m.listId,
         m.templateName,
         m.systemSender ?? false,
+        m.metadata === null || m.metadata === undefined ? null : JSON.stringify(m.metadata),
       ]),
     );
     const eventRows = messages.flatMap(({ message, events }) =>
@@ -207,7 +208,7 @@ export class EmailRepository {
       ...(messageRows.length
         ? [
             'INSERT INTO messages (id, account_id, status, from_address, from_domain, subject, recipients, pending_recipients, ' +
-              'suppressed_recipients, header_message_id, content, priority, scheduled_for, tracking, list_id, template_name, system_sender) ' +
+              'suppressed_recipients, header_message_id, content, priority, scheduled_for, tracking, list_id, template_name, system_sender, metadata) ' +
               `VALUES ${messageRows.join(', ')}`,
           ]
         : []),

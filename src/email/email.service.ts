@@ -136,6 +136,7 @@ export class EmailService {
       tracking: dto.tracking ? { ...dto.tracking } : null,
       listId: dto.list ?? null,
       templateName: dto.template ?? null,
+      metadata: dto.metadata ?? null,
     } satisfies Partial<Message>);
     const events: NewEvent[] = [
       ...acceptanceEvents(suppressed, acceptedAt),
@@ -193,6 +194,7 @@ export class EmailService {
       tracking: null,
       listId: null,
       templateName: null,
+      metadata: null,
     } satisfies Partial<Message>);
     return { message, events: acceptanceEvents(suppressed, acceptedAt) };
   }

@@ -42,6 +42,13 @@ export class MessageEvent {
   @Column({ type: 'text', nullable: true })
   detail: string | null;
 
+  /**
+   * Made by a machine, not a person: an open by a mail privacy proxy or a link scanner (how they are recognised:
+   * docs/decisions.md). Recorded, and counted apart by analytics.
+   */
+  @Column({ type: 'boolean', default: false })
+  machine: boolean;
+
   @Column({ type: 'timestamptz' })
   occurredAt: Date;
 }

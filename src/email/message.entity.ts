@@ -94,6 +94,10 @@ export class Message extends AccountOwned {
   @Column({ type: 'varchar', length: 200, nullable: true })
   templateName: string | null;
 
+  /** The sender's own labels (`metadata` of the send), repeated in every webhook event of the message. */
+  @Column({ type: 'jsonb', nullable: true })
+  metadata: Record<string, string> | null;
+
   /**
    * Sent by Mailroom itself (form notifications, confirmations) from FORMS_FROM: signed with the key of the
    * verified domain of that name, whichever account holds it (the operator's), else sent unsigned.

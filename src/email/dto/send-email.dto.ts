@@ -14,7 +14,10 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { IsBase64 } from '../../common/validation/is-base64.validator';
+import { IsStringMap } from '../../common/validation/is-string-map.validator';
 import { MessagePriority, PRIORITIES } from '../message.entity';
+
+export const MESSAGE_METADATA_LIMITS = { maxKeys: 20, maxKeyLength: 40, maxValueLength: 500 };
 
 const toArray = ({ value }: { value: unknown }) => (typeof value === 'string' ? [value] : value);
 
@@ -38,17 +41,17 @@ export class AttachmentDto {
 }
 
 export class TrackingDto {
-  @ApiPropertyOptional({ description: 'Count opens with a tracking pixel (stored now; not yet served).' })
+  @ApiPropertyOptional({ description: 'Count opens: the HTML part gets a 1×1 pixel (D-22).' })
   @IsOptional()
   @IsBoolean()
   opens?: boolean;
 
-  @ApiPropertyOptional({ description: 'Rewrite links to count clicks (stored now; not yet served).' })
+  @ApiPropertyOptional({ description: 'Count clicks: every http(s) link of the HTML part is rewritten to pass through Mailroom (D-22).' })
   @IsOptional()
   @IsBoolean()
   clicks?: boolean;
 
-  @ApiPropertyOptional({ description: 'Add an unsubscribe link and List-Unsubscribe headers (stored now; not yet served).' })
+  @ApiPropertyOptional({ description: 'Define `{{unsubscribeUrl}}` for templates and add List-Unsubscribe headers (RFC 8058 one-click).' })
   @IsOptional()
   @IsBoolean()
   unsubscribe?: boolean;
@@ -155,7 +158,7 @@ export class SendEmailDto {
   @IsIn(PRIORITIES)
   priority?: MessagePriority;
 
-  @ApiPropertyOptional({ type: TrackingDto, description: 'Stored with the message; opens, clicks and unsubscribe links are not served yet.' })
+  @ApiPropertyOptional({ type: TrackingDto, description: 'Open, click and unsubscribe tracking (D-22); any of them also adds the List-Unsubscribe headers.' })
   @IsOptional()
   @ValidateNested()
   @Type(() => TrackingDto)
@@ -166,4 +169,12 @@ export class SendEmailDto {
   @IsString()
   @MaxLength(100)
   list?: string;
+
+  @ApiPropertyOptional({
+    example: { campaign: 'spring-sale' },
+    description: 'Your own labels (at most 20, strings of up to 500 characters): returned in every webhook event of the message.',
+  })
+  @IsOptional()
+  @IsStringMap(MESSAGE_METADATA_LIMITS)
+  metadata?: Record<string, string>;
 }
