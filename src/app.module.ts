@@ -55,9 +55,9 @@ export class AppModule {
         ProjectsModule,
         CollectionsModule,
         FormsModule,
-        ListsModule.register(options.config),
+        ListsModule,
         WebhooksModule.register(options.config),
-        TrackingModule.register(options.config),
+        TrackingModule,
         ProviderEventsModule.register(options.config),
         // Last: its POST /{domain}/{form} would shadow any two-segment POST registered after it.
         SubmissionsModule.register(options.config),

@@ -12,6 +12,7 @@ import { RateLimitService } from './common/rate-limit/rate-limit.service';
 import { createValidationPipe } from './common/http/validation.pipe';
 import { AppConfigService } from './config/app-config.service';
 import { onNewConnection } from './database/database.options';
+import { keepProviderEventsBody } from './provider-events/raw-body';
 import { setupBullBoard } from './queue/bull-board';
 
 /** Everything an HTTP app needs besides its modules; main.ts and the e2e tests both call it. */
@@ -28,7 +29,15 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.use((request: Request, response: Response, next: NextFunction) => limiter.enforce(request, response).then(() => next(), next));
   // Bodies nesting deeper than MAX_BODY_DEPTH are refused here: JSON by a scan before it is parsed, url-encoded
   // ones by qs. body-parser decompresses gzip, deflate and br (zstd where Node has it); other encodings are 415.
-  app.use(json({ limit: '40mb', verify: verifyJsonBody }));
+  app.use(
+    json({
+      limit: '40mb',
+      verify: (request, response, body, charset) => {
+        verifyJsonBody(request, response, body, charset);
+        keepProviderEventsBody(request, body);
+      },
+    }),
+  );
   const urlencodedOptions = { limit: '40mb', extended: true, depth: URLENCODED_PARSER_DEPTH }; // not in @types/body-parser 1.x
   app.use(urlencoded(urlencodedOptions));
   app.use((error: unknown, _request: Request, _response: Response, next: NextFunction) => next(bodyParserError(error) ?? error));

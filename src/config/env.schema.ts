@@ -198,7 +198,7 @@ export class EnvSchema {
   @Max(1000)
   WEBHOOK_WORKER_CONCURRENCY = 50;
 
-  /** How often workers look for new events to deliver to webhooks, in ms (also right after this instance writes one). */
+  /** How often workers look for new events to deliver to webhooks, in ms. */
   @Transform(toInt)
   @IsInt()
   @Min(10)

@@ -4,6 +4,8 @@ import { allFulfilled, MicroBatch } from '../common/micro-batch';
 import type { Domain } from '../domains/domain.entity';
 import { DomainsService } from '../domains/domains.service';
 import { SuppressionService } from '../suppression/suppression.service';
+import { trackedContent } from '../tracking/tracked-content';
+import { TrackingTokens } from '../tracking/tracking-tokens';
 import { DeliveredOutcome, DeliveredOutcomes } from './delivered-outcomes';
 import { DeliverableMessage, EmailRepository, NewEvent } from './email.repository';
 import { composeMime } from './message-content';
@@ -12,7 +14,7 @@ import { ProviderHealth } from './provider-health';
 import { SendPacer } from './send-pacer';
 import { classifySmtpError } from './smtp-outcome';
 import { SuppressionLookup } from './suppression-lookup';
-import { DkimKey, MAIL_TRANSPORT, MailTransport, ProviderFailure } from './transport/mail-transport';
+import { DKIM_SIGNED_HEADERS, DkimKey, MAIL_TRANSPORT, MailTransport, ProviderFailure } from './transport/mail-transport';
 
 /** Thrown to make Bull retry the job later (D-20 schedule). */
 export class DeferredDelivery extends Error {}
@@ -63,6 +65,7 @@ export class DeliveryService {
     private readonly pacer: SendPacer,
     private readonly outcomes: DeliveredOutcomes,
     private readonly providerHealth: ProviderHealth,
+    private readonly trackingTokens: TrackingTokens,
     @Inject(MAIL_TRANSPORT) private readonly transport: MailTransport,
   ) {}
 
@@ -94,7 +97,7 @@ export class DeliveryService {
     const outcome: AttemptOutcome = { pending: message.pendingRecipients, suppressed, accepted: [], rejected: [], response: '' };
     if (recipients.length === 0) return this.record(message, info, outcome);
 
-    const raw = await composeMime(message.id, message.headerMessageId, message.content);
+    const raw = await composeMime(message.id, message.headerMessageId, trackedContent(message, this.trackingTokens));
     await this.pacer.acquire(recipients.length);
     if (message.status === 'scheduled' && !(await this.repository.claimScheduled(message.id))) return; // cancelled meanwhile
 
@@ -223,7 +226,7 @@ export class DeliveryService {
     if (!key) {
       try {
         const pem = this.domains.signingKey(domain);
-        key = { ...pem, privateKey: createPrivateKey(pem.privateKey) };
+        key = { ...pem, privateKey: createPrivateKey(pem.privateKey), headerFieldNames: DKIM_SIGNED_HEADERS };
       } catch (err) {
         throw new DeliveryError(`the DKIM key of ${domain.name} could not be read`, { cause: err });
       }

@@ -1,9 +1,12 @@
 import { DynamicModule, Module, Provider } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfigService } from '../config/app-config.service';
 import { DomainsModule } from '../domains/domains.module';
+import { ListsModule } from '../lists/lists.module';
 import { SuppressionModule } from '../suppression/suppression.module';
 import { TemplatesModule } from '../templates/templates.module';
 import { TrackingLinksModule } from '../tracking/tracking-links.module';
+import { BatchSendsService } from './batch/batch-sends.service';
 import { DeliveredOutcomes } from './delivered-outcomes';
 import { DeliveryService } from './delivery.service';
 import { EmailController } from './email.controller';
@@ -12,6 +15,13 @@ import { EmailQueue } from './email.queue';
 import { EmailRepository } from './email.repository';
 import { EmailService } from './email.service';
 import { EmailSweeper } from './email.sweeper';
+import { ListSend } from './list-sends/list-send.entity';
+import { ListSendProcessor } from './list-sends/list-send.processor';
+import { ListSendQueue } from './list-sends/list-send.queue';
+import { ListSendSweeper } from './list-sends/list-send.sweeper';
+import { ListSendsController } from './list-sends/list-sends.controller';
+import { ListSendsService } from './list-sends/list-sends.service';
+import { PersonalMessages } from './personal-messages';
 import { ProviderHealthModule } from './provider-health.module';
 import { SendPacer } from './send-pacer';
 import { SuppressionLookup } from './suppression-lookup';
@@ -44,14 +54,32 @@ export class EmailModule {
 
   private static build(config: AppConfigService): DynamicModule {
     const workerProviders = config.runsWorkers
-      ? [DeliveryService, DeliveredOutcomes, SendPacer, EmailProcessor, EmailSweeper, transportProvider]
+      ? [DeliveryService, DeliveredOutcomes, SendPacer, EmailProcessor, EmailSweeper, transportProvider, ListSendProcessor, ListSendSweeper]
       : [];
     return {
       module: EmailModule,
-      imports: [DomainsModule, TemplatesModule, SuppressionModule, ProviderHealthModule, TrackingLinksModule],
-      controllers: [EmailController],
-      providers: [EmailService, EmailRepository, EmailQueue, SuppressionLookup, ...workerProviders],
-      exports: [EmailService],
+      imports: [
+        DomainsModule,
+        TemplatesModule,
+        SuppressionModule,
+        ProviderHealthModule,
+        TrackingLinksModule,
+        ListsModule,
+        TypeOrmModule.forFeature([ListSend]),
+      ],
+      controllers: [EmailController, ListSendsController],
+      providers: [
+        EmailService,
+        EmailRepository,
+        EmailQueue,
+        SuppressionLookup,
+        PersonalMessages,
+        ListSendsService,
+        ListSendQueue,
+        BatchSendsService,
+        ...workerProviders,
+      ],
+      exports: [EmailService, EmailRepository],
     };
   }
 }

@@ -26,6 +26,8 @@ export type DeliverableMessage = Pick<
   | 'content'
   | 'attempts'
   | 'sentAt'
+  | 'tracking'
+  | 'listId'
 >;
 
 interface DeliverableRow {
@@ -40,6 +42,8 @@ interface DeliverableRow {
   content: Message['content'];
   attempts: number;
   sent_at: Date | null;
+  tracking: Message['tracking'];
+  list_id: string | null;
 }
 
 export interface TransitionChanges {
@@ -54,6 +58,24 @@ export interface TransitionChanges {
 export interface MessageWithEvents {
   message: Message;
   events: NewEvent[];
+}
+
+/** A message as events reported after sending (provider events) find it. */
+export type ReferencedMessage = Pick<Message, 'id' | 'accountId' | 'status' | 'recipients' | 'headerMessageId'>;
+
+interface ReferencedRow {
+  id: string;
+  account_id: string;
+  status: MessageStatus;
+  recipients: string[];
+  header_message_id: string;
+}
+
+/** An event reported after sending, and the status change it makes (checked against the row when written). */
+export interface LateEvent {
+  messageId: string;
+  event: NewEvent;
+  move?: { from: readonly MessageStatus[]; to: MessageStatus };
 }
 
 /** Adds a value to the statement's parameters and gives its placeholder (`$7`). */
@@ -239,7 +261,8 @@ export class EmailRepository {
 
   private async loadForDelivery(messageIds: string[]): Promise<PromiseSettledResult<DeliverableMessage | null>[]> {
     const rows: DeliverableRow[] = await this.dataSource.query(
-      'SELECT id, account_id, status, from_address, from_domain, system_sender, pending_recipients, header_message_id, content, attempts, sent_at ' +
+      'SELECT id, account_id, status, from_address, from_domain, system_sender, pending_recipients, header_message_id, content, attempts, sent_at, ' +
+        'tracking, list_id ' +
         'FROM messages WHERE id = ANY($1::varchar[])',
       [[...new Set(messageIds)]],
     );
@@ -260,6 +283,8 @@ export class EmailRepository {
         content: row.content,
         attempts: row.attempts,
         sentAt: row.sent_at,
+        tracking: row.tracking,
+        listId: row.list_id,
       };
       return { status: 'fulfilled', value };
     });
@@ -267,6 +292,89 @@ export class EmailRepository {
 
   events(messageId: string): Promise<MessageEvent[]> {
     return this.dataSource.getRepository(MessageEvent).find({ where: { messageId }, order: { occurredAt: 'ASC', id: 'ASC' } });
+  }
+
+  /** Messages of any account named by id or by RFC Message-ID (with its angle brackets), in one query. */
+  async findByReferences(ids: string[], headerMessageIds: string[]): Promise<ReferencedMessage[]> {
+    const rows: ReferencedRow[] = await this.dataSource.query(
+      'SELECT id, account_id, status, recipients, header_message_id FROM messages ' +
+        'WHERE id = ANY($1::varchar[]) OR header_message_id = ANY($2::varchar[])',
+      [[...new Set(ids)], [...new Set(headerMessageIds)]],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      accountId: row.account_id,
+      status: row.status,
+      recipients: row.recipients,
+      headerMessageId: row.header_message_id,
+    }));
+  }
+
+  /**
+   * Events reported after sending, in one statement, written in the order given, with the status changes
+   * they make. An event's time is kept between the message's sent_at and now, so that a provider's clock
+   * cannot list it before `sent` or after what happens next here. One move per message: the first given.
+   */
+  async recordLateEvents(entries: LateEvent[]): Promise<void> {
+    if (entries.length === 0) return;
+    const moves = new Map<string, { id: string; from: MessageStatus[]; to: MessageStatus }>();
+    for (const { messageId, move } of entries) {
+      if (move && !moves.has(messageId)) moves.set(messageId, { id: messageId, from: [...move.from], to: move.to });
+    }
+    const events = entries.map(({ messageId, event }, n) => ({
+      n,
+      message_id: messageId,
+      type: event.type,
+      recipient: event.recipient ?? null,
+      detail: event.detail ?? null,
+      occurred_at: event.occurredAt ?? null,
+    }));
+    await this.dataSource.query(
+      `WITH moved AS (
+         UPDATE messages m SET status = i.to_status, updated_at = now()
+         FROM jsonb_to_recordset($1::jsonb) AS i(id varchar, from_statuses jsonb, to_status varchar)
+         WHERE m.id = i.id AND i.from_statuses ? m.status
+         RETURNING m.id
+       )
+       INSERT INTO message_events (message_id, type, recipient, detail, occurred_at)
+       SELECT e.message_id, e.type, e.recipient, e.detail, LEAST(GREATEST(COALESCE(e.occurred_at, now()), m.sent_at), now())
+       FROM jsonb_to_recordset($2::jsonb) AS e(n int, message_id varchar, type varchar, recipient varchar, detail text, occurred_at timestamptz)
+       JOIN messages m ON m.id = e.message_id
+       ORDER BY e.n`,
+      [JSON.stringify([...moves.values()].map((m) => ({ id: m.id, from_statuses: m.from, to_status: m.to }))), JSON.stringify(events)],
+    );
+  }
+
+  /**
+   * A recipient's event reported after sending (a bounce) that moves the message only once every recipient
+   * has had one of its type: the event (times as in recordLateEvents), and the `move` when this was the last.
+   * The message row is locked first, so concurrent events of its recipients each see the others'. True when
+   * the message moved.
+   */
+  async recordEveryRecipientEvent(entry: LateEvent & { event: { recipient: string } }): Promise<boolean> {
+    const { messageId, event, move } = entry;
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query('SELECT 1 FROM messages WHERE id = $1 FOR UPDATE', [messageId]);
+      // A statement of its own after the lock: its snapshot includes the events committed while we waited.
+      const rows: { moved: number }[] = await manager.query(
+        `WITH moved AS (
+           UPDATE messages m SET status = $6, updated_at = now()
+           WHERE m.id = $1 AND m.status = ANY($5::varchar[]) AND NOT EXISTS (
+             SELECT 1 FROM jsonb_array_elements_text(m.recipients) AS r(address)
+             WHERE lower(r.address) <> lower($2) AND NOT EXISTS (
+               SELECT 1 FROM message_events b WHERE b.message_id = $1 AND b.type = $7 AND lower(b.recipient) = lower(r.address)
+             )
+           )
+           RETURNING m.id
+         ), written AS (
+           INSERT INTO message_events (message_id, type, recipient, detail, occurred_at)
+           SELECT m.id, $7, $2, $3, LEAST(GREATEST(COALESCE($4::timestamptz, now()), m.sent_at), now()) FROM messages m WHERE m.id = $1
+         )
+         SELECT count(*)::int AS moved FROM moved`,
+        [messageId, event.recipient, event.detail ?? null, event.occurredAt ?? null, move ? [...move.from] : [], move?.to ?? null, event.type],
+      );
+      return rows[0].moved > 0;
+    });
   }
 
   /**

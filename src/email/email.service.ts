@@ -8,6 +8,7 @@ import { newId } from '../common/ids';
 import type { Domain } from '../domains/domain.entity';
 import { DomainsService } from '../domains/domains.service';
 import { TemplatesService } from '../templates/templates.service';
+import { TrackingTokens } from '../tracking/tracking-tokens';
 import { MessageStatusDto } from './dto/message-status.dto';
 import { SendEmailResponseDto } from './dto/send-email-response.dto';
 import { SendEmailDto } from './dto/send-email.dto';
@@ -69,6 +70,7 @@ export class EmailService {
     private readonly templates: TemplatesService,
     private readonly suppression: SuppressionLookup,
     private readonly idempotency: IdempotencyStore,
+    private readonly tokens: TrackingTokens,
   ) {}
 
   /** Accepts a message: answers only after it is committed (D-16), then queues its delivery. */
@@ -88,7 +90,10 @@ export class EmailService {
     if (count > MAX_RECIPIENTS) throw AppException.invalidField('to', `at most ${MAX_RECIPIENTS} recipients in to, cc and bcc together; got ${count}`);
 
     const { replyTo, custom } = checkCustomHeaders(dto.headers);
-    const content = await this.content(accountId, dto);
+    // The id comes first: a tracked message's templates get its unsubscribe link.
+    const id = newId('msg');
+    const tracked = Boolean(dto.tracking?.opens || dto.tracking?.clicks || dto.tracking?.unsubscribe);
+    const content = await this.content(accountId, dto, tracked ? this.tokens.unsubscribeUrl(id) : undefined);
     checkBodySize({ ...content, headers: custom });
     checkAttachments(dto.attachments);
     const scheduledFor = scheduleTime(dto.scheduleFor);
@@ -105,7 +110,6 @@ export class EmailService {
       throw new AppException(ErrorCode.AllRecipientsSuppressed, 'Every recipient is on the suppression list', { suppressed });
     }
 
-    const id = newId('msg');
     const acceptedAt = new Date();
     const headerMessageId = `<${id.slice(4)}@${fromDomain}>`;
 
@@ -222,6 +226,8 @@ export class EmailService {
         timestamp: e.occurredAt.toISOString(),
         ...(e.recipient ? { recipient: e.recipient } : {}),
         ...(e.detail ? { detail: e.detail } : {}),
+        ...(e.type === 'clicked' && e.detail ? { url: e.detail } : {}),
+        ...(e.machine ? { machine: true } : {}),
       })),
     };
   }
@@ -244,9 +250,14 @@ export class EmailService {
     return this.status(accountId, messageId);
   }
 
-  private async content(accountId: string, dto: SendEmailDto): Promise<{ subject: string; text?: string; html?: string }> {
+  private async content(
+    accountId: string,
+    dto: SendEmailDto,
+    unsubscribeUrl: string | undefined,
+  ): Promise<{ subject: string; text?: string; html?: string }> {
     if (dto.template) {
-      const rendered = await this.templates.render(accountId, dto.template, { ...(dto.data ?? {}), ...(dto.variables ?? {}) });
+      const variables = { ...(dto.data ?? {}), ...(dto.variables ?? {}), ...(unsubscribeUrl ? { unsubscribeUrl } : {}) };
+      const rendered = await this.templates.render(accountId, dto.template, variables);
       const subject = dto.subject ?? rendered.subject;
       if (/[\r\n\0]/.test(subject)) throw AppException.invalidField('subject', 'the rendered subject may not contain CR, LF or NUL');
       return { subject, text: dto.text ?? rendered.text, html: dto.html ?? rendered.html };
@@ -271,7 +282,7 @@ export class EmailService {
 
 }
 
-function acceptanceEvents(suppressed: string[], at: Date): NewEvent[] {
+export function acceptanceEvents(suppressed: string[], at: Date): NewEvent[] {
   return [
     { type: 'queued', occurredAt: at },
     ...suppressed.map((recipient): NewEvent => ({ type: 'suppressed', recipient, detail: 'on the suppression list', occurredAt: at })),
@@ -279,7 +290,7 @@ function acceptanceEvents(suppressed: string[], at: Date): NewEvent[] {
 }
 
 /** D-18: past → now (null), more than 30 days ahead → 400. */
-function scheduleTime(scheduleFor: string | undefined): Date | null {
+export function scheduleTime(scheduleFor: string | undefined): Date | null {
   if (!scheduleFor) return null;
   const at = new Date(scheduleFor);
   const ahead = at.getTime() - Date.now();

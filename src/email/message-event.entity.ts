@@ -20,6 +20,8 @@ export type MessageEventType =
 /** Something that happened to a message, for GET /email/status/{messageId}. */
 @Entity('message_events')
 @Index('IX_message_events_message', ['messageId', 'occurredAt'])
+// A message unsubscribes each address once: a repeated unsubscribe (one-click and the page, a retry) adds nothing.
+@Index('UQ_message_events_unsubscribed', ['messageId', 'recipient'], { unique: true, where: `"type" = 'unsubscribed'` })
 export class MessageEvent {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;

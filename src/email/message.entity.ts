@@ -43,6 +43,8 @@ export interface MessageTracking {
 @Entity('messages')
 @Index('IX_messages_account_created', ['accountId', 'createdAt'])
 @Index('IX_messages_awaiting_delivery', ['updatedAt'], { where: `"status" IN ('queued', 'scheduled', 'deferred')` })
+/** Provider events (D-24) may name a message by its RFC 5322 Message-ID. */
+@Index('IX_messages_header_message_id', ['headerMessageId'])
 export class Message extends AccountOwned {
   @Column({ type: 'varchar', length: 12 })
   status: MessageStatus;

@@ -1,16 +1,15 @@
-import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfigService } from '../config/app-config.service';
-import { EmailModule } from '../email/email.module';
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ListSubscriber } from './list-subscriber.entity';
+import { ListsController } from './lists.controller';
+import { ListsService } from './lists.service';
+import { MailingList } from './mailing-list.entity';
 
-/** Mailing lists, their subscribers, and list sends fanned out through the `list-sends` queue. */
-@Module({})
-export class ListsModule {
-  static register(config: AppConfigService): DynamicModule {
-    return {
-      module: ListsModule,
-      imports: [EmailModule.register(config)],
-      controllers: [],
-      providers: [],
-    };
-  }
-}
+/** Mailing lists and their subscribers. List sends are the email module's: it imports this one. */
+@Module({
+  imports: [TypeOrmModule.forFeature([MailingList, ListSubscriber])],
+  controllers: [ListsController],
+  providers: [ListsService],
+  exports: [ListsService],
+})
+export class ListsModule {}

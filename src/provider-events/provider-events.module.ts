@@ -1,6 +1,10 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfigService } from '../config/app-config.service';
 import { EmailModule } from '../email/email.module';
+import { SuppressionModule } from '../suppression/suppression.module';
+import { ProviderEventsController } from './provider-events.controller';
+import { ProviderEventsService } from './provider-events.service';
+import { ProviderSignatureGuard } from './provider-signature.guard';
 
 /** `POST /provider/events` (D-24): the delivery provider's word on delivered, bounced and complained messages. */
 @Module({})
@@ -8,9 +12,9 @@ export class ProviderEventsModule {
   static register(config: AppConfigService): DynamicModule {
     return {
       module: ProviderEventsModule,
-      imports: [EmailModule.register(config)],
-      controllers: [],
-      providers: [],
+      imports: [EmailModule.register(config), SuppressionModule],
+      controllers: [ProviderEventsController],
+      providers: [ProviderEventsService, ProviderSignatureGuard],
     };
   }
 }

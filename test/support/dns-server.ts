@@ -1,4 +1,4 @@
-import { AddressInfo } from 'node:net';
+import { AddressInfo, isIPv4, isIPv6 } from 'node:net';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const dns2 = require('dns2');
 
@@ -11,17 +11,29 @@ export interface TestDnsServer {
   /** Publishes a TXT record (replacing earlier ones of that name); long values are split into 255-byte strings. */
   setTxt(name: string, ...values: string[]): void;
   removeTxt(name: string): void;
+  /** Answers A and AAAA questions for `name` with these addresses (replacing earlier ones); none removes the name. */
+  setAddresses(name: string, ...addresses: string[]): void;
   close(): Promise<void>;
 }
 
-/** A real DNS server on loopback (UDP) answering TXT questions from a table the test controls. */
+/** A real DNS server on loopback (UDP) answering TXT, A and AAAA questions from tables the test controls. */
 export async function startDnsServer(): Promise<TestDnsServer> {
   const records = new Map<string, string[]>();
+  const hosts = new Map<string, string[]>();
   const server = dns2.createServer({
     udp: true,
     handle: (request: any, send: (response: any) => void) => {
       const response = Packet.createResponseFromRequest(request);
       const [question] = request.questions;
+      const addressFamily = question?.type === Packet.TYPE.A ? isIPv4 : question?.type === Packet.TYPE.AAAA ? isIPv6 : undefined;
+      if (addressFamily) {
+        const addresses = hosts.get(question.name.toLowerCase());
+        if (!addresses) response.header.rcode = 3; // NXDOMAIN; a name without addresses of this family gets no answers
+        for (const address of (addresses ?? []).filter((a) => addressFamily(a))) {
+          response.answers.push({ name: question.name, type: question.type, class: Packet.CLASS.IN, ttl: 1, address });
+        }
+        return send(response);
+      }
       const values = question && question.type === Packet.TYPE.TXT ? records.get(question.name.toLowerCase()) : undefined;
       if (!values) response.header.rcode = 3; // NXDOMAIN
       for (const value of values ?? []) {
@@ -38,6 +50,7 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     address: `127.0.0.1:${port}`,
     setTxt: (name, ...values) => records.set(name.toLowerCase(), values),
     removeTxt: (name) => records.delete(name.toLowerCase()),
+    setAddresses: (name, ...addresses) => (addresses.length ? hosts.set(name.toLowerCase(), addresses) : hosts.delete(name.toLowerCase())),
     close: () => server.close(),
   };
 }

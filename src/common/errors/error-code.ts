@@ -5,6 +5,8 @@ export enum ErrorCode {
   AuthMissing = 'AUTH_MISSING',
   AuthInvalidKey = 'AUTH_INVALID_KEY',
   AuthKeyExpired = 'AUTH_KEY_EXPIRED',
+  /** A signed call (POST /provider/events) whose Standard Webhooks signature is missing, wrong or stale. */
+  SignatureInvalid = 'SIGNATURE_INVALID',
   Forbidden = 'FORBIDDEN',
   IpNotAllowed = 'IP_NOT_ALLOWED',
   DomainNotAllowed = 'DOMAIN_NOT_ALLOWED',
@@ -37,6 +39,7 @@ export const ERROR_STATUS: Record<ErrorCode, number> = {
   [ErrorCode.AuthMissing]: 401,
   [ErrorCode.AuthInvalidKey]: 401,
   [ErrorCode.AuthKeyExpired]: 401,
+  [ErrorCode.SignatureInvalid]: 401,
   [ErrorCode.Forbidden]: 403,
   [ErrorCode.IpNotAllowed]: 403,
   [ErrorCode.DomainNotAllowed]: 403,

@@ -29,7 +29,7 @@ describe('rate-limit policy (D-11)', () => {
   });
 
   it('never limits health, metrics, docs and tracking', () => {
-    for (const path of ['/health', '/health/ready', '/metrics', '/docs', '/docs-json', '/docs/swagger-ui.css', '/t/o/abc', '/u/abc']) {
+    for (const path of ['/health', '/health/ready', '/metrics', '/docs', '/docs-json', '/docs/swagger-ui.css', '/t/o/abc', '/u/abc', '/provider/events']) {
       expect(isUnlimitedPath(path)).toBe(true);
     }
     for (const path of ['/healthy', '/email/send', '/tracking', '/u']) expect(isUnlimitedPath(path)).toBe(false);

@@ -69,9 +69,12 @@ export function endpointLimitOf(path: string): EndpointLimit | null {
   return ENDPOINT_MATCHERS.find((m) => m.regex.test(path))?.limit ?? null;
 }
 
-/** Health, metrics, docs and the tracking routes are never limited (D-11). */
+/**
+ * Health, metrics, docs and the tracking routes are never limited (D-11); nor are the provider's signed
+ * events (a provider posts bursts from a few addresses, and a bad signature costs one HMAC).
+ */
 export function isUnlimitedPath(path: string): boolean {
-  return /^\/(health|metrics|docs|docs-json|docs-yaml)(\/|$)|^\/[tu]\//i.test(path);
+  return /^\/(health|metrics|docs|docs-json|docs-yaml)(\/|$)|^\/[tu]\/|^\/provider\/events\/?$/i.test(path);
 }
 
 /** Form posts: `/{domain}/{form}` (a name with a dot), `/v1/{domain}/send`, `/submit/{form}`, `/f/…`, `/c/…/…`. */

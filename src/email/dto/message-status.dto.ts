@@ -13,6 +13,15 @@ export class MessageEventDto {
 
   @ApiPropertyOptional({ example: '250 2.0.0 OK queued', description: 'Provider response or reason.' })
   detail?: string;
+
+  @ApiPropertyOptional({ example: 'https://acme.test/pricing', description: 'The link that was followed (`clicked` events).' })
+  url?: string;
+
+  @ApiPropertyOptional({
+    example: true,
+    description: 'Present (true) when a machine made the open or click: a mail privacy proxy, a link scanner, a hit within seconds of sending.',
+  })
+  machine?: boolean;
 }
 
 export class MessageStatusDto {

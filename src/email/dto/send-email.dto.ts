@@ -11,6 +11,7 @@ import {
   IsOptional,
   IsString,
   MaxLength,
+  ValidateIf,
   ValidateNested,
 } from 'class-validator';
 import { IsBase64 } from '../../common/validation/is-base64.validator';
@@ -59,16 +60,17 @@ export class TrackingDto {
 
 /** The spec's email message. At most 50 recipients in to + cc + bcc (D-14). */
 export class SendEmailDto {
-  @ApiProperty({
+  @ApiPropertyOptional({
     oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
     example: ['ada@example.org', 'Grace Hopper <grace@example.org>'],
-    description: 'One address or a list; `Name <address>` is accepted.',
+    description: 'One address or a list; `Name <address>` is accepted. Required, except with `list` (where it is refused).',
   })
+  @ValidateIf((dto: SendEmailDto) => dto.to !== undefined || dto.list === undefined)
   @Transform(toArray)
   @IsArray({ message: 'to must be an address or a list of addresses' })
   @ArrayMaxSize(50)
   @IsString({ each: true })
-  to: string[];
+  to?: string[];
 
   @ApiPropertyOptional({ type: [String], example: ['team@example.org'] })
   @IsOptional()
@@ -164,7 +166,14 @@ export class SendEmailDto {
   @Type(() => TrackingDto)
   tracking?: TrackingDto;
 
-  @ApiPropertyOptional({ example: 'list_4fQ2', description: 'Mailing list identifier, stored with the message (list sends are not served yet: `to` is still required).' })
+  @ApiPropertyOptional({
+    example: 'list_4fQ2mT0kLw2sZr8NcY1pXb',
+    description:
+      'Send to a mailing list instead of `to` (D-15): one message per subscribed, unsuppressed subscriber, rendered from ' +
+      '`template` (or subject and html/text, as Handlebars) with the variables plus email, name, subscriber {email, name} ' +
+      'and unsubscribeUrl. The answer is a list send (listSendId, queued); the messages are made in the background. cc, ' +
+      'bcc and attachments are refused with a list.',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(100)

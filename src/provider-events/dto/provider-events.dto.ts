@@ -1,0 +1,79 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsISO8601, IsNotEmpty, IsOptional, IsString, IsUrl, MaxLength, ValidateNested } from 'class-validator';
+import { MAX_PROVIDER_EVENTS, PROVIDER_EVENT_TYPES, type ProviderEventType } from '../provider-event-rules';
+
+/** One event in the provider's normalized form (D-24). */
+export class ProviderEventDto {
+  @ApiProperty({
+    example: 'msg_4fQ2xY7bN1kLp0sT9uVw3a',
+    description: 'Our message id (`msg_…`), or the RFC 5322 Message-ID of the email, with or without its angle brackets.',
+  })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(300)
+  messageId: string;
+
+  @ApiProperty({ enum: PROVIDER_EVENT_TYPES, description: '`bounced` means a permanent (hard) bounce; temporary failures are `deferred`.' })
+  @IsIn(PROVIDER_EVENT_TYPES, { message: `type must be one of ${PROVIDER_EVENT_TYPES.join(', ')}` })
+  type: ProviderEventType;
+
+  @ApiPropertyOptional({
+    example: 'ada@example.org',
+    description:
+      'The recipient the event is about; must be one of the message’s (else the event is ignored). Optional for a ' +
+      'message with one recipient; required for bounces and complaints of a message with several.',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(320)
+  recipient?: string;
+
+  @ApiPropertyOptional({ format: 'date-time', example: '2025-05-01T12:00:00Z', description: 'When it happened at the provider; default now.' })
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'timestamp must be an ISO 8601 date-time' })
+  timestamp?: string;
+
+  @ApiPropertyOptional({ example: '550 5.1.1 mailbox does not exist', description: 'The provider’s reason (bounces, deferrals, complaints).' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  reason?: string;
+
+  @ApiPropertyOptional({ example: 'https://example.org/pricing', description: 'The link followed (`clicked`).' })
+  @IsOptional()
+  @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: 'url must be an http(s) URL' })
+  @MaxLength(2048)
+  url?: string;
+}
+
+/**
+ * The body as validated: a bare event and a bare array arrive here wrapped as `{events: [...]}` (see
+ * normalizeEventsBody), so errors always name `events[i].field`.
+ */
+export class ProviderEventsDto {
+  @ApiProperty({ type: [ProviderEventDto], maxItems: MAX_PROVIDER_EVENTS })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(MAX_PROVIDER_EVENTS)
+  @ValidateNested({ each: true })
+  @Type(() => ProviderEventDto)
+  events: ProviderEventDto[];
+}
+
+export class ProviderEventsResultDto {
+  @ApiProperty({ example: 3, description: 'Events in the call.' })
+  received: number;
+
+  @ApiProperty({ example: 2, description: 'Events recorded on their message (a status moves only forward; a late event is recorded all the same).' })
+  applied: number;
+
+  @ApiProperty({
+    example: 1,
+    description: 'Events left alone: unknown message, an address the message was not sent to, or the whole call already applied.',
+  })
+  ignored: number;
+
+  @ApiPropertyOptional({ example: true, description: 'Present when this webhook-id was applied before: nothing was done again.' })
+  duplicate?: true;
+}

@@ -1,0 +1,98 @@
+import { EVENT_EFFECTS, eventDetail, normalizeEventsBody, parseMessageReference, resolveRecipient } from './provider-event-rules';
+import { keepProviderEventsBody, providerEventsBodyOf } from './raw-body';
+
+describe('parseMessageReference', () => {
+  it('takes msg_… as our id', () => {
+    expect(parseMessageReference('msg_4fQ2xY7bN1kLp0sT9uVw3a')).toEqual({ id: 'msg_4fQ2xY7bN1kLp0sT9uVw3a' });
+    expect(parseMessageReference(' msg_abc ')).toEqual({ id: 'msg_abc' });
+  });
+
+  it('takes anything else as an RFC Message-ID, with or without its angle brackets', () => {
+    expect(parseMessageReference('<4fQ2xY7b@acme.test>')).toEqual({ headerMessageId: '<4fQ2xY7b@acme.test>' });
+    expect(parseMessageReference('4fQ2xY7b@acme.test')).toEqual({ headerMessageId: '<4fQ2xY7b@acme.test>' });
+    expect(parseMessageReference('<msg_abc@acme.test>')).toEqual({ headerMessageId: '<msg_abc@acme.test>' });
+    expect(parseMessageReference('msg_abc@acme.test')).toEqual({ headerMessageId: '<msg_abc@acme.test>' });
+  });
+});
+
+describe('normalizeEventsBody', () => {
+  const event = { messageId: 'msg_a', type: 'delivered' };
+
+  it('wraps an array and a single event as {events}', () => {
+    expect(normalizeEventsBody([event, event])).toEqual({ events: [event, event] });
+    expect(normalizeEventsBody(event)).toEqual({ events: [event] });
+  });
+
+  it('keeps {events}, and leaves what is not an event to the validation', () => {
+    expect(normalizeEventsBody({ events: [event] })).toEqual({ events: [event] });
+    expect(normalizeEventsBody({ events: 'x' })).toEqual({ events: 'x' });
+    expect(normalizeEventsBody({})).toEqual({});
+    expect(normalizeEventsBody('text')).toBe('text');
+    expect(normalizeEventsBody(null)).toBeNull();
+  });
+});
+
+describe('resolveRecipient', () => {
+  it('matches the given address case-insensitively and answers it as the message spells it', () => {
+    expect(resolveRecipient('delivered', ['Ada@Example.org', 'bob@example.org'], ' ada@example.ORG')).toEqual({ recipient: 'Ada@Example.org' });
+  });
+
+  it('ignores an address the message was not sent to', () => {
+    expect(resolveRecipient('bounced', ['ada@example.org'], 'eve@example.org')).toEqual({ ignored: 'eve@example.org is not a recipient of the message' });
+  });
+
+  it('takes the only recipient when none is given', () => {
+    expect(resolveRecipient('bounced', ['ada@example.org'])).toEqual({ recipient: 'ada@example.org' });
+    expect(resolveRecipient('opened', ['ada@example.org'])).toEqual({ recipient: 'ada@example.org' });
+  });
+
+  it('lets delivery events of a message with several recipients concern the message, but not bounces or complaints', () => {
+    const recipients = ['ada@example.org', 'bob@example.org'];
+    expect(resolveRecipient('delivered', recipients)).toEqual({ recipient: null });
+    expect(resolveRecipient('clicked', recipients)).toEqual({ recipient: null });
+    expect(resolveRecipient('bounced', recipients)).toHaveProperty('ignored');
+    expect(resolveRecipient('complained', recipients)).toHaveProperty('ignored');
+  });
+});
+
+describe('EVENT_EFFECTS', () => {
+  it('moves statuses only forward', () => {
+    expect(EVENT_EFFECTS.delivered.move).toEqual({ from: ['sent'], to: 'delivered' });
+    expect(EVENT_EFFECTS.bounced.move).toEqual({ from: ['sent', 'delivered'], to: 'bounced' });
+    for (const type of ['complained', 'deferred', 'opened', 'clicked'] as const) expect(EVENT_EFFECTS[type].move).toBeUndefined();
+    // Neither a late delivered nor anything else leaves a final state.
+    for (const effect of Object.values(EVENT_EFFECTS)) {
+      for (const final of ['bounced', 'failed', 'cancelled'] as const) expect(effect.move?.from ?? []).not.toContain(final);
+    }
+  });
+
+  it('bounces the message only when every recipient bounced, and suppresses bounces and complaints', () => {
+    expect(EVENT_EFFECTS.bounced.everyRecipient).toBe(true);
+    expect(EVENT_EFFECTS.bounced.suppress).toBe('bounced');
+    expect(EVENT_EFFECTS.complained.suppress).toBe('complained');
+    expect(EVENT_EFFECTS.delivered.suppress).toBeUndefined();
+  });
+});
+
+describe('eventDetail', () => {
+  it('is the URL of a click, else the reason', () => {
+    expect(eventDetail('clicked', undefined, 'https://example.org/a')).toBe('https://example.org/a');
+    expect(eventDetail('bounced', '550 5.1.1 no such user', 'https://example.org/a')).toBe('550 5.1.1 no such user');
+    expect(eventDetail('delivered')).toBeNull();
+  });
+});
+
+describe('raw body of provider events', () => {
+  const request = (url: string) => ({ url }) as never;
+
+  it('keeps the bytes of POST /provider/events only, as Express routes it', () => {
+    for (const url of ['/provider/events', '/Provider/Events/', '/provider/events?x=1']) {
+      const r = request(url);
+      keepProviderEventsBody(r, Buffer.from('{"a":1}'));
+      expect(providerEventsBodyOf(r).toString()).toBe('{"a":1}');
+    }
+    const other = request('/email/send');
+    keepProviderEventsBody(other, Buffer.from('{}'));
+    expect(providerEventsBodyOf(other)).toHaveLength(0);
+  });
+});

@@ -1,0 +1,87 @@
+import type { MessageStatus } from '../email/message.entity';
+import type { SuppressionReason } from '../suppression/suppression-entry.entity';
+
+/** What the provider reports about a message it took from us (D-24), plus the opens and clicks it tracks itself. */
+export const PROVIDER_EVENT_TYPES = ['delivered', 'bounced', 'complained', 'deferred', 'opened', 'clicked'] as const;
+export type ProviderEventType = (typeof PROVIDER_EVENT_TYPES)[number];
+
+/** At most this many events per call. */
+export const MAX_PROVIDER_EVENTS = 1000;
+
+/** How an event names its message: our `msg_…` id, or the RFC 5322 Message-ID we put on the email. */
+export type MessageReference = { id: string } | { headerMessageId: string };
+
+/** `msg_…` is our id; anything else is a Message-ID, given with or without its angle brackets. */
+export function parseMessageReference(value: string): MessageReference {
+  const trimmed = value.trim();
+  if (/^msg_[A-Za-z0-9]+$/.test(trimmed)) return { id: trimmed };
+  const bare = trimmed.replace(/^</, '').replace(/>$/, '');
+  return { headerMessageId: `<${bare}>` };
+}
+
+/**
+ * The body as a list of events: `{events: [...]}` as is; a bare array or a single event wrapped, so that
+ * every entry is validated (and named in errors) as `events[i]`. Anything else (an empty object: no body) is
+ * left to the validation.
+ */
+export function normalizeEventsBody(body: unknown): unknown {
+  if (Array.isArray(body)) return { events: body };
+  if (body !== null && typeof body === 'object' && Object.keys(body).length > 0 && !('events' in body)) return { events: [body] };
+  return body;
+}
+
+/** A status change an event makes: from one of `from` to `to`, checked against the row when written. */
+export interface StatusMove {
+  from: readonly MessageStatus[];
+  to: MessageStatus;
+}
+
+export interface EventEffect {
+  move?: StatusMove;
+  /** The move waits until every recipient of the message has had an event of this type. */
+  everyRecipient?: true;
+  /** The recipient goes on the account's suppression list. */
+  suppress?: SuppressionReason;
+  /** Whom the event is about must be known: a message with several recipients needs `recipient`. */
+  needsRecipient: boolean;
+}
+
+/**
+ * What each type does. A status only moves forward: `delivered` from `sent` (a message with several recipients
+ * at the first one delivered: the events tell each); `bounced` from `sent` or `delivered` (a relay can bounce
+ * after it accepted) once every recipient has bounced; a late `delivered` after `bounced` only adds its event.
+ * `deferred` never moves the message: the provider retries on its own, while our `deferred` means our worker
+ * will send again.
+ */
+export const EVENT_EFFECTS: Record<ProviderEventType, EventEffect> = {
+  delivered: { move: { from: ['sent'], to: 'delivered' }, needsRecipient: false },
+  bounced: { move: { from: ['sent', 'delivered'], to: 'bounced' }, everyRecipient: true, suppress: 'bounced', needsRecipient: true },
+  complained: { suppress: 'complained', needsRecipient: true },
+  deferred: { needsRecipient: false },
+  opened: { needsRecipient: false },
+  clicked: { needsRecipient: false },
+};
+
+export type RecipientResolution = { recipient: string | null } | { ignored: string };
+
+/**
+ * Whom the event is about, as the message spells the address: the given recipient must be one of the message's
+ * (compared case-insensitively); without one, a single-recipient message's only recipient, else the whole
+ * message (null), which bounces and complaints cannot be about.
+ */
+export function resolveRecipient(type: ProviderEventType, recipients: readonly string[], given?: string): RecipientResolution {
+  if (given !== undefined) {
+    const wanted = given.trim().toLowerCase();
+    const match = recipients.find((r) => r.toLowerCase() === wanted);
+    return match ? { recipient: match } : { ignored: `${given} is not a recipient of the message` };
+  }
+  if (recipients.length === 1) return { recipient: recipients[0] };
+  if (EVENT_EFFECTS[type].needsRecipient) return { ignored: `a ${type} event of a message with several recipients must name its recipient` };
+  return { recipient: null };
+}
+
+/** The event's detail for the status page: the clicked URL, else the provider's reason. */
+export function eventDetail(type: ProviderEventType, reason?: string, url?: string): string | null {
+  if (type === 'clicked' && url !== undefined) return url;
+  return reason ?? null;
+}

@@ -1,0 +1,127 @@
+import { createHash } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { AppException } from '../common/errors/app.exception';
+import { ErrorCode } from '../common/errors/error-code';
+import { EmailRepository, LateEvent, ReferencedMessage } from '../email/email.repository';
+import { RedisService } from '../redis/redis.service';
+import { SuppressionReason, SuppressionService } from '../suppression/suppression.service';
+import { ProviderEventDto, ProviderEventsResultDto } from './dto/provider-events.dto';
+import { EVENT_EFFECTS, eventDetail, parseMessageReference, resolveRecipient } from './provider-event-rules';
+
+/** A webhook-id applied once is remembered this long: providers retry a call with the same id for up to a day. */
+const APPLIED_TTL_MS = 24 * 3600 * 1000;
+/** A call being applied holds its webhook-id this long at most (a crashed instance lets the retry through). */
+const CLAIM_TTL_MS = 60_000;
+const RETRY_AFTER_SECONDS = '5';
+
+interface Suppression {
+  accountId: string;
+  email: string;
+  reason: SuppressionReason;
+  messageId: string;
+}
+
+/**
+ * Applies the provider's events (D-24) to messages of any account (the provider is ours, not a tenant's):
+ * events on the message, status moves, suppression entries. The customers' webhooks follow from the events
+ * (a database trigger). Each webhook-id is applied once.
+ */
+@Injectable()
+export class ProviderEventsService {
+  private readonly logger = new Logger(ProviderEventsService.name);
+
+  constructor(
+    private readonly repository: EmailRepository,
+    private readonly suppression: SuppressionService,
+    private readonly redis: RedisService,
+  ) {}
+
+  async receive(webhookId: string, events: ProviderEventDto[]): Promise<ProviderEventsResultDto> {
+    const key = this.redis.key('provider-events', createHash('sha256').update(webhookId).digest('hex'));
+    const claim = await this.claim(key);
+    if (claim === 'applied') return { received: events.length, applied: 0, ignored: events.length, duplicate: true };
+    if (claim === 'busy') {
+      throw new AppException(ErrorCode.Conflict, 'A call with this webhook-id is being applied; retry shortly', undefined, {
+        'Retry-After': RETRY_AFTER_SECONDS,
+      });
+    }
+    let result: ProviderEventsResultDto;
+    try {
+      result = await this.apply(events);
+    } catch (err) {
+      await this.redis.client.del(key).catch(() => undefined); // the provider's retry applies it
+      throw err;
+    }
+    await this.redis.client
+      .set(key, 'applied', 'PX', APPLIED_TTL_MS)
+      .catch((err: Error) => this.logger.warn(`Could not remember webhook-id ${webhookId} as applied: ${err.message}`));
+    return result;
+  }
+
+  private async claim(key: string): Promise<'claimed' | 'applied' | 'busy'> {
+    try {
+      if (await this.redis.client.set(key, 'pending', 'PX', CLAIM_TTL_MS, 'NX')) return 'claimed';
+      return (await this.redis.client.get(key)) === 'applied' ? 'applied' : 'busy';
+    } catch {
+      // Applying without the check could apply a retried call twice; the provider retries a 503.
+      throw new AppException(ErrorCode.ServiceUnavailable, 'Provider events cannot be applied right now; retry shortly', undefined, {
+        'Retry-After': RETRY_AFTER_SECONDS,
+      });
+    }
+  }
+
+  private async apply(events: ProviderEventDto[]): Promise<ProviderEventsResultDto> {
+    const references = events.map((e) => parseMessageReference(e.messageId));
+    const found = await this.repository.findByReferences(
+      references.flatMap((r) => ('id' in r ? [r.id] : [])),
+      references.flatMap((r) => ('headerMessageId' in r ? [r.headerMessageId] : [])),
+    );
+    const byId = new Map(found.map((m) => [m.id, m]));
+    const byHeader = new Map(found.map((m) => [m.headerMessageId, m]));
+
+    const late: LateEvent[] = [];
+    const everyRecipient: (LateEvent & { event: { recipient: string } })[] = [];
+    const suppressions: Suppression[] = [];
+    let ignored = 0;
+    events.forEach((dto, i) => {
+      const reference = references[i];
+      const message: ReferencedMessage | undefined = 'id' in reference ? byId.get(reference.id) : byHeader.get(reference.headerMessageId);
+      if (!message) {
+        ignored++;
+        this.logger.debug(`Ignored a ${dto.type} event of unknown message ${dto.messageId}`);
+        return;
+      }
+      const resolved = resolveRecipient(dto.type, message.recipients, dto.recipient);
+      if ('ignored' in resolved) {
+        ignored++;
+        this.logger.debug(`Ignored a ${dto.type} event of ${message.id}: ${resolved.ignored}`);
+        return;
+      }
+      const { recipient } = resolved;
+      const effect = EVENT_EFFECTS[dto.type];
+      const event = {
+        type: dto.type,
+        recipient,
+        detail: eventDetail(dto.type, dto.reason, dto.url),
+        occurredAt: dto.timestamp === undefined ? undefined : new Date(dto.timestamp),
+      };
+      if (effect.everyRecipient && recipient !== null) {
+        everyRecipient.push({ messageId: message.id, event: { ...event, recipient }, move: effect.move });
+      } else {
+        late.push({ messageId: message.id, event, move: effect.move });
+      }
+      if (effect.suppress && recipient !== null) {
+        suppressions.push({ accountId: message.accountId, email: recipient, reason: effect.suppress, messageId: message.id });
+      }
+    });
+
+    await this.repository.recordLateEvents(late);
+    for (const entry of everyRecipient) await this.repository.recordEveryRecipientEvent(entry);
+    for (const s of suppressions) {
+      await this.suppression.add(s.accountId, s.email, s.reason, s.messageId).catch((err: Error) =>
+        this.logger.error(`Could not suppress ${s.email} (${s.reason}) after a provider event of ${s.messageId}: ${err.message}`),
+      );
+    }
+    return { received: events.length, applied: events.length - ignored, ignored };
+  }
+}

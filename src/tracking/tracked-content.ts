@@ -1,0 +1,125 @@
+import { Parser } from 'htmlparser2';
+import type { MessageContent, MessageTracking } from '../email/message.entity';
+
+/** The links a tracked message gets (TrackingTokens makes them). */
+export interface TrackingLinks {
+  openUrl(messageId: string): string;
+  clickUrl(messageId: string, link: number): string;
+  unsubscribeUrl(messageId: string): string;
+}
+
+/** What of a stored message decides how it is tracked. */
+export interface TrackedMessage {
+  id: string;
+  content: MessageContent;
+  tracking: MessageTracking | null;
+  listId: string | null;
+}
+
+/** A link of the HTML part that clicks are counted on, where its href value sits in the source. */
+interface TrackableLink {
+  /** The href as a browser reads it: entities decoded, surrounding spaces and embedded tabs/newlines dropped. */
+  url: string;
+  /** The attribute value's span in the source, quotes excluded. */
+  start: number;
+  end: number;
+}
+
+const LINK_TAGS = new Set(['a', 'area']);
+const ABSOLUTE_HTTP = /^https?:\/\/[^/?#\s]/i;
+
+/**
+ * The content to compose for a stored message (D-22): with `clicks`, every trackable link of the HTML part
+ * points at its click URL; with `opens`, a 1×1 pixel ends the body; with any tracking flag or a list, the
+ * RFC 8058 List-Unsubscribe headers (unless the sender set List-Unsubscribe). Pure and deterministic: the
+ * same message gives the same content at every attempt.
+ */
+export function trackedContent(message: TrackedMessage, links: TrackingLinks): MessageContent {
+  const { tracking, content } = message;
+  const tracked = Boolean(tracking?.opens || tracking?.clicks || tracking?.unsubscribe);
+  let html = content.html;
+  if (html !== undefined && (tracking?.clicks || tracking?.opens)) {
+    html = trackHtml(html, message.id, links, { clicks: Boolean(tracking.clicks), opens: Boolean(tracking.opens) });
+  }
+  let headers = content.headers;
+  if ((tracked || message.listId !== null) && !Object.keys(headers).some((name) => name.toLowerCase() === 'list-unsubscribe')) {
+    headers = { ...headers, 'List-Unsubscribe': `<${links.unsubscribeUrl(message.id)}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
+  }
+  return html === content.html && headers === content.headers ? content : { ...content, html, headers };
+}
+
+/**
+ * The URLs clicks are counted on, in document order: the absolute http(s) hrefs of `<a>` and `<area>` tags
+ * (not those in comments, scripts or styles), except the message's own unsubscribe URL. Link i of a click
+ * token is entry i of this list for the stored HTML, so nothing per link is stored and a click can only lead
+ * to a URL of its message.
+ */
+export function trackableLinks(html: string, ownUnsubscribeUrl: string): string[] {
+  return scan(html, ownUnsubscribeUrl).links.map((link) => link.url);
+}
+
+function trackHtml(html: string, messageId: string, links: TrackingLinks, what: { clicks: boolean; opens: boolean }): string {
+  const { links: found, pixelAt } = scan(html, links.unsubscribeUrl(messageId));
+  const splices: { start: number; end: number; text: string }[] = [];
+  if (what.clicks) found.forEach((link, i) => splices.push({ start: link.start, end: link.end, text: escapeAttribute(links.clickUrl(messageId, i)) }));
+  if (what.opens) {
+    const at = pixelAt ?? html.length;
+    splices.push({ start: at, end: at, text: pixel(links.openUrl(messageId)) });
+  }
+  // Spliced from the end, so that earlier offsets still hold; the rest of the source stays byte for byte.
+  let result = html;
+  for (const { start, end, text } of splices.sort((a, b) => b.start - a.start)) result = result.slice(0, start) + text + result.slice(end);
+  return result;
+}
+
+/** One pass of htmlparser2 over the source: the trackable links, and where the pixel goes (before `</body>`, else `</html>`). */
+function scan(html: string, ownUnsubscribeUrl: string): { links: TrackableLink[]; pixelAt: number | null } {
+  const links: TrackableLink[] = [];
+  let tag = '';
+  let hrefSeen = false;
+  let bodyEnd: number | null = null;
+  let htmlEnd: number | null = null;
+  const parser = new Parser({
+    onopentagname(name) {
+      tag = name;
+      hrefSeen = false;
+    },
+    onattribute(name, value, quote) {
+      // A browser takes the first href of a tag and ignores repeats.
+      if (!LINK_TAGS.has(tag) || name !== 'href' || hrefSeen) return;
+      hrefSeen = true;
+      if (quote === undefined) return; // `<a href>`: no value
+      const url = browserUrl(value);
+      if (!ABSOLUTE_HTTP.test(url) || url === ownUnsubscribeUrl || !URL.canParse(url)) return;
+      // The parser's indices span the whole attribute (`href = "…"`); the value starts after the `=` and its quote.
+      const source = html.slice(parser.startIndex, parser.endIndex);
+      const start = parser.startIndex + /^[^\s=]+\s*=\s*/.exec(source)![0].length + (quote ? 1 : 0);
+      const end = quote ? parser.endIndex - 1 : parser.endIndex;
+      links.push({ url, start, end });
+    },
+    onclosetag(name, isImplied) {
+      if (isImplied) return;
+      if (name === 'body') bodyEnd ??= parser.startIndex;
+      if (name === 'html') htmlEnd ??= parser.startIndex;
+    },
+  });
+  parser.end(html);
+  return { links, pixelAt: bodyEnd ?? htmlEnd };
+}
+
+/** What a browser does to an href before it parses the URL: trims C0 controls and spaces, drops tabs and newlines. */
+function browserUrl(value: string): string {
+  // eslint-disable-next-line no-control-regex
+  return value.replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, '').replace(/[\t\n\r]/g, '');
+}
+
+function pixel(url: string): string {
+  return (
+    `<img src="${escapeAttribute(url)}" alt="" width="1" height="1" border="0" ` +
+    'style="display:block;width:1px;height:1px;border:0;margin:0;padding:0" />'
+  );
+}
+
+function escapeAttribute(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

@@ -1,0 +1,35 @@
+import { AppConfigService } from '../config/app-config.service';
+import { TrackingTokens } from './tracking-tokens';
+
+const config = (key: string) => AppConfigService.fromEnv({ ENCRYPTION_KEY: key.repeat(64), PUBLIC_URL: 'https://mr.test/' });
+
+describe('TrackingTokens', () => {
+  const tokens = new TrackingTokens(config('a'));
+  const tokenOf = (url: string) => url.split('/').pop()!;
+
+  it('makes links under PUBLIC_URL that verify to their target, and only for their kind', () => {
+    const open = tokens.openUrl('msg_abc123');
+    expect(open).toMatch(/^https:\/\/mr\.test\/t\/o\/[\w-]+\.[\w-]{22}$/);
+    expect(tokens.verify('o', tokenOf(open))).toEqual({ kind: 'o', messageId: 'msg_abc123' });
+    expect(tokens.verify('c', tokenOf(tokens.clickUrl('msg_abc123', 7)))).toEqual({ kind: 'c', messageId: 'msg_abc123', link: 7 });
+    expect(tokens.verify('u', tokenOf(tokens.unsubscribeUrl('msg_abc123')))).toEqual({ kind: 'u', messageId: 'msg_abc123' });
+    expect(tokens.verify('c', tokenOf(open))).toBeNull();
+    expect(tokens.verify('u', tokenOf(open))).toBeNull();
+  });
+
+  it('is deterministic: the same message gets the same links at every delivery attempt', () => {
+    expect(tokens.clickUrl('msg_abc123', 2)).toBe(tokens.clickUrl('msg_abc123', 2));
+    expect(tokens.clickUrl('msg_abc123', 2)).not.toBe(tokens.clickUrl('msg_abc123', 3));
+  });
+
+  it('refuses a changed MAC, a changed body, another key’s token and malformed input', () => {
+    const token = tokenOf(tokens.clickUrl('msg_abc123', 1));
+    const [body, mac] = token.split('.');
+    const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === 'A' ? 'B' : 'A') + s.slice(i + 1);
+    expect(tokens.verify('c', `${body}.${flip(mac, 3)}`)).toBeNull();
+    const otherLink = Buffer.from('c:msg_abc123:2').toString('base64url');
+    expect(tokens.verify('c', `${otherLink}.${mac}`)).toBeNull();
+    expect(new TrackingTokens(config('b')).verify('c', token)).toBeNull();
+    for (const bad of ['', '.', body, `${token}.x`, `${body}.${mac.slice(1)}`, 'x'.repeat(300)]) expect(tokens.verify('c', bad)).toBeNull();
+  });
+});

@@ -1,0 +1,109 @@
+import { Injectable } from '@nestjs/common';
+import { AppException } from '../common/errors/app.exception';
+import { ListsService } from '../lists/lists.service';
+import { SuppressionService } from '../suppression/suppression.service';
+import { Hit, machineReason } from './machine-hits';
+import { trackableLinks } from './tracked-content';
+import { TrackedMessageRecord, TrackingRepository } from './tracking.repository';
+import { TrackingTokens } from './tracking-tokens';
+
+/** Who an unsubscribe link is for, to show on its page. */
+export interface UnsubscribeTarget {
+  /** The message's only recipient; null when it went to several and the person must say which address. */
+  email: string | null;
+  from: string;
+}
+
+/**
+ * Opens, clicks and unsubscribes (D-22). Every hit is recorded as an event of its message (the webhooks
+ * follow from the events); hits made by machines are recorded too, flagged `machine`.
+ */
+@Injectable()
+export class TrackingService {
+  constructor(
+    private readonly tokens: TrackingTokens,
+    private readonly repository: TrackingRepository,
+    private readonly suppression: SuppressionService,
+    private readonly lists: ListsService,
+  ) {}
+
+  /** Records an open; 404 for a token that is not an open link of a message tracked for opens. */
+  async open(token: string, hit: Hit): Promise<void> {
+    const target = this.tokens.verify('o', token);
+    const message = target && (await this.repository.findMessage(target.messageId, { html: false }));
+    if (!message?.tracking?.opens) throw AppException.notFound('Tracking link');
+    await this.repository.record({
+      messageId: message.id,
+      type: 'opened',
+      recipient: onlyRecipient(message),
+      detail: null,
+      machine: machineReason(hit, message.sentAt) !== null,
+      occurredAt: hit.at,
+    });
+  }
+
+  /**
+   * Records a click and gives the URL to send the person to: link i of the message's own HTML, so a click
+   * never leads anywhere its message did not. 404 for anything else.
+   */
+  async click(token: string, hit: Hit): Promise<string> {
+    const target = this.tokens.verify('c', token);
+    const message = target && (await this.repository.findMessage(target.messageId, { html: true }));
+    const links = message?.tracking?.clicks && message.html ? trackableLinks(message.html, this.tokens.unsubscribeUrl(message.id)) : [];
+    const url = target ? links[target.link] : undefined;
+    if (!message || url === undefined) throw AppException.notFound('Tracking link');
+    await this.repository.record({
+      messageId: message.id,
+      type: 'clicked',
+      recipient: onlyRecipient(message),
+      detail: url,
+      machine: machineReason(hit, message.sentAt) !== null,
+      occurredAt: hit.at,
+    });
+    return url;
+  }
+
+  /** What the unsubscribe page shows; 404 for an unknown link. */
+  async unsubscribeTarget(token: string): Promise<UnsubscribeTarget> {
+    const message = await this.unsubscribeMessage(token);
+    return { email: onlyRecipient(message), from: message.fromAddress };
+  }
+
+  /**
+   * Unsubscribes a recipient of the message: a suppression entry `unsubscribed` (source: the message), the
+   * list's subscriber marked unsubscribed for a list send, and one `unsubscribed` event; a repeat changes
+   * nothing. A message to several addresses needs `email`, one of them (400 otherwise).
+   */
+  async unsubscribe(token: string, email: string | undefined): Promise<{ email: string; from: string }> {
+    const message = await this.unsubscribeMessage(token);
+    const recipient = this.chooseRecipient(message, email);
+    await this.suppression.add(message.accountId, recipient, 'unsubscribed', message.id);
+    if (message.listId) await this.lists.markUnsubscribed(message.accountId, message.listId, recipient);
+    await this.repository.record({ messageId: message.id, type: 'unsubscribed', recipient, detail: null, machine: false, occurredAt: new Date() });
+    return { email: recipient, from: message.fromAddress };
+  }
+
+  private async unsubscribeMessage(token: string): Promise<TrackedMessageRecord> {
+    const target = this.tokens.verify('u', token);
+    const message = target && (await this.repository.findMessage(target.messageId, { html: false }));
+    if (!message) throw AppException.notFound('Unsubscribe link');
+    return message;
+  }
+
+  private chooseRecipient(message: TrackedMessageRecord, email: string | undefined): string {
+    const only = onlyRecipient(message);
+    if (email === undefined) {
+      if (only) return only;
+      throw AppException.invalidField('email', 'this message went to several addresses: say which one to unsubscribe');
+    }
+    const wanted = email.trim().toLowerCase();
+    const recipient = message.recipients.find((r) => r.toLowerCase() === wanted);
+    if (!recipient) throw AppException.invalidField('email', 'is not an address this message was sent to');
+    return recipient;
+  }
+}
+
+/** The recipient an open or click is about: list and batch sends have one; with several nobody can tell. */
+function onlyRecipient(message: TrackedMessageRecord): string | null {
+  return message.recipients.length === 1 ? message.recipients[0] : null;
+}

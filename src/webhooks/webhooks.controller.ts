@@ -1,0 +1,140 @@
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Patch, Post, Query } from '@nestjs/common';
+import {
+  ApiAcceptedResponse,
+  ApiBadRequestResponse,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { AuthContext } from '../common/auth/auth-context';
+import { Auth } from '../common/auth/auth.decorator';
+import { CurrentAuth } from '../common/auth/current-auth.decorator';
+import { ErrorBodyDto } from '../common/errors/error-body';
+import { SuccessResponseDto } from '../common/http/success-response.dto';
+import {
+  CreatedWebhookDto,
+  CreateWebhookDto,
+  ListDeliveriesQueryDto,
+  RotatedSecretDto,
+  UpdateWebhookDto,
+  WebhookDeliveryDto,
+  WebhookDeliveryListDto,
+  WebhookDto,
+  WebhookListDto,
+} from './dto/webhook.dto';
+import { WebhooksService } from './webhooks.service';
+
+const DEFAULT_PAGE_SIZE = 50;
+const ID_PARAM = { name: 'id', example: 'whk_4fQ2mT0kLw2sZr8NcY1pXb' };
+const READ = { keyTypes: ['admin', 'usage'], permission: 'webhooks.read' } as const;
+const WRITE = { keyTypes: ['admin', 'usage'], permission: 'webhooks.write' } as const;
+
+const DELIVERY_DESCRIPTION =
+  'Each event is POSTed as JSON `{id, type, timestamp, …}` with the Standard Webhooks headers `webhook-id` (the event ' +
+  'id, repeated by retries and replays), `webhook-timestamp` and `webhook-signature`. A 2xx answer within the time-out ' +
+  'is a success; anything else (redirects included: they are not followed) is retried after about 5 s, 5 min, 30 min, ' +
+  '2 h, 5 h, 10 h and 10 h, then the delivery is failed.';
+
+@ApiTags('Webhooks')
+@Controller('email/webhooks')
+export class WebhooksController {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  @Post()
+  @Auth(WRITE)
+  @ApiOperation({ summary: 'Register a webhook', description: `The answer carries the signing secret, once. ${DELIVERY_DESCRIPTION}` })
+  @ApiCreatedResponse({ type: CreatedWebhookDto })
+  @ApiBadRequestResponse({ type: ErrorBodyDto, description: 'Bad URL (not http(s), credentials, private address, does not resolve) or events' })
+  async create(@CurrentAuth() auth: AuthContext, @Body() dto: CreateWebhookDto): Promise<CreatedWebhookDto> {
+    const { webhook, secret } = await this.webhooks.create(auth.accountId, dto);
+    return { ...WebhookDto.from(webhook), secret };
+  }
+
+  @Get()
+  @Auth(READ)
+  @ApiOperation({ summary: 'List the account’s webhooks', description: 'Secrets are never shown again.' })
+  @ApiOkResponse({ type: WebhookListDto })
+  async list(@CurrentAuth() auth: AuthContext): Promise<WebhookListDto> {
+    return { webhooks: (await this.webhooks.list(auth.accountId)).map(WebhookDto.from) };
+  }
+
+  @Get(':id')
+  @Auth(READ)
+  @ApiOperation({ summary: 'Read a webhook' })
+  @ApiParam(ID_PARAM)
+  @ApiOkResponse({ type: WebhookDto })
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  async get(@CurrentAuth() auth: AuthContext, @Param('id') id: string): Promise<WebhookDto> {
+    return WebhookDto.from(await this.webhooks.get(auth.accountId, id));
+  }
+
+  @Patch(':id')
+  @Auth(WRITE)
+  @ApiOperation({ summary: 'Change a webhook', description: 'The fields given replace the stored ones; a new url is checked like at registration.' })
+  @ApiParam(ID_PARAM)
+  @ApiOkResponse({ type: WebhookDto })
+  @ApiBadRequestResponse({ type: ErrorBodyDto })
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  async update(@CurrentAuth() auth: AuthContext, @Param('id') id: string, @Body() dto: UpdateWebhookDto): Promise<WebhookDto> {
+    return WebhookDto.from(await this.webhooks.update(auth.accountId, id, dto));
+  }
+
+  @Delete(':id')
+  @Auth(WRITE)
+  @ApiOperation({ summary: 'Delete a webhook', description: 'Its delivery log goes with it; nothing more is sent to it.' })
+  @ApiParam(ID_PARAM)
+  @ApiOkResponse({ type: SuccessResponseDto })
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  async remove(@CurrentAuth() auth: AuthContext, @Param('id') id: string): Promise<SuccessResponseDto> {
+    const webhook = await this.webhooks.remove(auth.accountId, id);
+    return { success: true, message: `Webhook ${webhook.id} deleted` };
+  }
+
+  @Post(':id/rotate-secret')
+  @HttpCode(HttpStatus.OK)
+  @Auth(WRITE)
+  @ApiOperation({
+    summary: 'Rotate the signing secret',
+    description: 'Returns the new secret, once. For 24 h the old one signs too (both signatures in `webhook-signature`), so receivers can switch at leisure.',
+  })
+  @ApiParam(ID_PARAM)
+  @ApiOkResponse({ type: RotatedSecretDto })
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  async rotateSecret(@CurrentAuth() auth: AuthContext, @Param('id') id: string): Promise<RotatedSecretDto> {
+    const { secret, previousSecretExpiresAt } = await this.webhooks.rotateSecret(auth.accountId, id);
+    return { id, secret, previousSecretExpiresAt: previousSecretExpiresAt.toISOString() };
+  }
+
+  @Get(':id/deliveries')
+  @Auth(READ)
+  @ApiOperation({ summary: 'The webhook’s delivery log', description: 'Newest first, a page at a time; each delivery with every attempt.' })
+  @ApiParam(ID_PARAM)
+  @ApiOkResponse({ type: WebhookDeliveryListDto })
+  @ApiBadRequestResponse({ type: ErrorBodyDto })
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  async deliveries(@CurrentAuth() auth: AuthContext, @Param('id') id: string, @Query() query: ListDeliveriesQueryDto): Promise<WebhookDeliveryListDto> {
+    const page = await this.webhooks.listDeliveries(auth.accountId, id, { limit: query.limit ?? DEFAULT_PAGE_SIZE, cursor: query.cursor, status: query.status });
+    return { deliveries: page.deliveries.map(({ delivery, attempts }) => WebhookDeliveryDto.from(delivery, attempts)), nextCursor: page.nextCursor };
+  }
+
+  @Post(':id/deliveries/:deliveryId/replay')
+  @HttpCode(HttpStatus.ACCEPTED)
+  @Auth(WRITE)
+  @ApiOperation({
+    summary: 'Deliver an event again',
+    description: 'Same event id, same payload, the whole retry schedule again; the attempts are added to the delivery’s log.',
+  })
+  @ApiParam(ID_PARAM)
+  @ApiParam({ name: 'deliveryId', example: 'whd_8Jk2mT0kLw2sZr8NcY1pXb' })
+  @ApiAcceptedResponse({ type: WebhookDeliveryDto })
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  @ApiConflictResponse({ type: ErrorBodyDto, description: 'The delivery is still in progress, or the webhook is disabled' })
+  async replay(@CurrentAuth() auth: AuthContext, @Param('id') id: string, @Param('deliveryId') deliveryId: string): Promise<WebhookDeliveryDto> {
+    const { delivery, attempts } = await this.webhooks.replay(auth.accountId, id, deliveryId);
+    return WebhookDeliveryDto.from(delivery, attempts);
+  }
+}

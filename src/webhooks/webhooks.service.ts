@@ -1,0 +1,203 @@
+import { randomBytes } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Brackets, In, Repository } from 'typeorm';
+import { SecretBox } from '../common/crypto/secret-box';
+import { AppException } from '../common/errors/app.exception';
+import { ErrorCode } from '../common/errors/error-code';
+import { newId } from '../common/ids';
+import type { CreateWebhookDto, UpdateWebhookDto } from './dto/webhook.dto';
+import { WebhookAttempt } from './webhook-attempt.entity';
+import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
+import { parseWebhookUrl, TargetRefused, WebhookTargets } from './webhook-targets';
+import { Webhook } from './webhook.entity';
+import { WebhookQueue } from './webhook.queue';
+
+/** How long a rotated-out secret keeps signing (D-23). */
+const PREVIOUS_SECRET_TTL_MS = 24 * 3600 * 1000;
+
+export interface DeliveryWithAttempts {
+  delivery: WebhookDelivery;
+  attempts: WebhookAttempt[];
+}
+
+export interface DeliveryPage {
+  deliveries: DeliveryWithAttempts[];
+  nextCursor: string | null;
+}
+
+/** The account's webhook registrations and their delivery log (D-23). The only writer of webhooks. */
+@Injectable()
+export class WebhooksService {
+  private readonly logger = new Logger(WebhooksService.name);
+
+  constructor(
+    @InjectRepository(Webhook) private readonly webhooks: Repository<Webhook>,
+    @InjectRepository(WebhookDelivery) private readonly deliveries: Repository<WebhookDelivery>,
+    @InjectRepository(WebhookAttempt) private readonly attempts: Repository<WebhookAttempt>,
+    private readonly secrets: SecretBox,
+    private readonly targets: WebhookTargets,
+    private readonly webhookQueue: WebhookQueue,
+  ) {}
+
+  /** Registers the webhook; the secret is returned only here (and by rotateSecret). */
+  async create(accountId: string, dto: CreateWebhookDto): Promise<{ webhook: Webhook; secret: string }> {
+    const url = await this.checkedUrl(dto.url);
+    const secret = newSecret();
+    const webhook = this.webhooks.create({
+      id: newId('whk'),
+      accountId,
+      url,
+      events: [...new Set(dto.events)],
+      description: dto.description ?? null,
+      enabled: dto.enabled ?? true,
+      secret: this.secrets.seal(secret),
+      previousSecret: null,
+      previousSecretExpiresAt: null,
+    });
+    await this.webhooks.insert(webhook);
+    return { webhook: await this.get(accountId, webhook.id), secret };
+  }
+
+  list(accountId: string): Promise<Webhook[]> {
+    return this.webhooks.find({ where: { accountId }, order: { createdAt: 'ASC', id: 'ASC' } });
+  }
+
+  async get(accountId: string, id: string): Promise<Webhook> {
+    const webhook = await this.webhooks.findOneBy({ id, accountId });
+    if (!webhook) throw AppException.notFound('Webhook', id);
+    return webhook;
+  }
+
+  async update(accountId: string, id: string, dto: UpdateWebhookDto): Promise<Webhook> {
+    await this.get(accountId, id);
+    const changes: Partial<Pick<Webhook, 'url' | 'events' | 'description' | 'enabled'>> = {};
+    if (dto.url !== undefined) changes.url = await this.checkedUrl(dto.url);
+    if (dto.events !== undefined) changes.events = [...new Set(dto.events)];
+    if (dto.description !== undefined) changes.description = dto.description;
+    if (dto.enabled !== undefined) changes.enabled = dto.enabled;
+    if (Object.keys(changes).length > 0) await this.webhooks.update({ id, accountId }, changes);
+    return this.get(accountId, id);
+  }
+
+  /** Deletes the webhook with its deliveries; their queued attempts find nothing to do. */
+  async remove(accountId: string, id: string): Promise<Webhook> {
+    const webhook = await this.get(accountId, id);
+    await this.webhooks.delete({ id, accountId });
+    return webhook;
+  }
+
+  /** A new secret; the current one keeps signing beside it for 24 h (a second rotation drops the older one at once). */
+  async rotateSecret(accountId: string, id: string): Promise<{ secret: string; previousSecretExpiresAt: Date }> {
+    const webhook = await this.get(accountId, id);
+    const secret = newSecret();
+    const previousSecretExpiresAt = new Date(Date.now() + PREVIOUS_SECRET_TTL_MS);
+    await this.webhooks.update(
+      { id: webhook.id, accountId },
+      { secret: this.secrets.seal(secret), previousSecret: webhook.secret, previousSecretExpiresAt },
+    );
+    return { secret, previousSecretExpiresAt };
+  }
+
+  /** The webhook's deliveries, newest first, keyset-paged, each with its attempts. */
+  async listDeliveries(
+    accountId: string,
+    webhookId: string,
+    query: { limit: number; cursor?: string; status?: DeliveryStatus },
+  ): Promise<DeliveryPage> {
+    await this.get(accountId, webhookId);
+    const page = this.deliveries
+      .createQueryBuilder('d')
+      .where('d.webhookId = :webhookId AND d.accountId = :accountId', { webhookId, accountId });
+    if (query.status) page.andWhere('d.status = :status', { status: query.status });
+    if (query.cursor) {
+      const after = decodeCursor(query.cursor);
+      page.andWhere(
+        new Brackets((qb) =>
+          qb
+            .where('d.createdAt < :afterCreatedAt', { afterCreatedAt: after.createdAt })
+            .orWhere('d.createdAt = :afterCreatedAt AND d.id < :afterId', { afterId: after.id }),
+        ),
+      );
+    }
+    const rows = await page
+      .orderBy('d.createdAt', 'DESC')
+      .addOrderBy('d.id', 'DESC')
+      .take(query.limit + 1)
+      .getMany();
+    const deliveries = rows.slice(0, query.limit);
+    const last = deliveries[deliveries.length - 1];
+    return {
+      deliveries: await this.withAttempts(deliveries),
+      nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null,
+    };
+  }
+
+  /**
+   * Delivers the event again (same event id, same payload) with the whole retry schedule; its attempts are added
+   * to the log. 409 while the delivery is still pending, or when the webhook is disabled.
+   */
+  async replay(accountId: string, webhookId: string, deliveryId: string): Promise<DeliveryWithAttempts> {
+    const webhook = await this.get(accountId, webhookId);
+    const delivery = await this.deliveries.findOneBy({ id: deliveryId, webhookId, accountId });
+    if (!delivery) throw AppException.notFound('Delivery', deliveryId);
+    if (!webhook.enabled) throw new AppException(ErrorCode.Conflict, 'The webhook is disabled: enable it before replaying a delivery');
+    // TypeORM's query() answers an UPDATE … RETURNING as [rows, count].
+    const [rows]: [{ attempts: number }[], number] = await this.deliveries.query(
+      `UPDATE webhook_deliveries SET status = 'pending', round_first_attempt = attempts + 1, next_attempt_at = now(), updated_at = now()
+       WHERE id = $1 AND status <> 'pending' RETURNING attempts`,
+      [deliveryId],
+    );
+    if (rows.length === 0) throw new AppException(ErrorCode.Conflict, 'The delivery is still in progress: replay it once it has succeeded or failed');
+    // Read before queueing: the answer shows the replay accepted, not a race with its first attempt.
+    const [replayed] = await this.withAttempts([await this.deliveries.findOneByOrFail({ id: deliveryId })]);
+    try {
+      await this.webhookQueue.add([{ deliveryId, attempt: rows[0].attempts + 1 }]);
+    } catch (err) {
+      this.logger.warn(`Could not queue the replay of ${deliveryId}, the sweeper will: ${(err as Error).message}`);
+    }
+    return replayed;
+  }
+
+  private async withAttempts(deliveries: WebhookDelivery[]): Promise<DeliveryWithAttempts[]> {
+    if (deliveries.length === 0) return [];
+    const attempts = await this.attempts.find({
+      where: { deliveryId: In(deliveries.map((d) => d.id)) },
+      order: { deliveryId: 'ASC', attempt: 'ASC' },
+    });
+    return deliveries.map((delivery) => ({ delivery, attempts: attempts.filter((a) => a.deliveryId === delivery.id) }));
+  }
+
+  /** The URL as it will be called, or 400 on `url` saying why it may not be a webhook's. */
+  private async checkedUrl(raw: string): Promise<string> {
+    try {
+      const url = parseWebhookUrl(raw);
+      await this.targets.addressesOf(url);
+      return url.href;
+    } catch (err) {
+      if (err instanceof TargetRefused) throw AppException.invalidField('url', err.message);
+      throw err;
+    }
+  }
+}
+
+/** `whsec_` + base64 of 32 random bytes: the Standard Webhooks secret form. */
+function newSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+function encodeCursor(delivery: WebhookDelivery): string {
+  return Buffer.from(JSON.stringify([delivery.createdAt.toISOString(), delivery.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { createdAt: Date; id: string } {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    const date = new Date(createdAt);
+    // Years PostgreSQL cannot compare with (before 4713 BC) would be a 500.
+    if (typeof id !== 'string' || Number.isNaN(date.getTime()) || date.getUTCFullYear() < 1) throw new Error('bad cursor');
+    return { createdAt: date, id };
+  } catch {
+    throw AppException.invalidField('cursor', 'is not a cursor this list returned');
+  }
+}
