@@ -15,6 +15,10 @@ export interface BenchApp {
   /** The operator's admin key (BOOTSTRAP_ADMIN_KEY). */
   operatorKey: string;
   databaseUrl: string;
+  /** The app's process id (to sample its memory). */
+  pid: number;
+  /** Its Redis key prefix (Bull's queues are under `<prefix>bull`). */
+  redisPrefix: string;
   stop(): Promise<void>;
 }
 
@@ -51,7 +55,7 @@ export async function sql(databaseUrl: string, text: string, params: unknown[] =
 export async function startApp(databaseUrl: string, env: Record<string, string> = {}): Promise<BenchApp> {
   const port = await freePort();
   const operatorKey = `svc_sk_admin_${randomBytes(32).toString('hex')}`;
-  const redisPrefix = `mailroom-bench:${randomBytes(4).toString('hex')}:`;
+  const redisPrefix = env.REDIS_KEY_PREFIX ?? `mailroom-bench:${randomBytes(4).toString('hex')}:`;
   // BENCH_APP_NODE_ARGS profiles the app under load, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
   const nodeArgs = process.env.BENCH_APP_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', 'src/main.ts'], {
@@ -79,6 +83,8 @@ export async function startApp(databaseUrl: string, env: Record<string, string> 
     url,
     operatorKey,
     databaseUrl,
+    pid: child.pid!,
+    redisPrefix,
     stop: async () => {
       await stopChild(child);
       const redis = new Redis(REDIS_URL);

@@ -1,0 +1,178 @@
+import { randomBytes } from 'node:crypto';
+import { Agent, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { dropDatabase, scratchDatabaseUrl, sql, startApp } from '../lib/app';
+import { createTenant } from '../lib/fixtures';
+import type { BenchOptions, Measurement, ScenarioResult } from '../lib/types';
+
+const SHARE_TARGET = 0.5;
+const CONCURRENCY = 50;
+
+interface Receiver {
+  url: string;
+  arrivals: number[];
+  close(): Promise<void>;
+}
+
+/** A local receiver that answers 204 to everything and notes when each request arrived. */
+async function startReceiver(): Promise<Receiver> {
+  const arrivals: number[] = [];
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      arrivals.push(performance.now());
+      res.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    arrivals,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Requests per second between the first and the last arrival of `count` requests from index `from`. */
+function rateOf(receiver: Receiver, from: number, count: number): number {
+  const arrivals = receiver.arrivals.slice(from, from + count);
+  const seconds = (arrivals[arrivals.length - 1] - arrivals[0]) / 1000;
+  return seconds > 0 ? Math.round((arrivals.length - 1) / seconds) : 0;
+}
+
+async function waitUntil(check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function submissionPayload(n: number): Record<string, unknown> {
+  return {
+    type: 'form.submission',
+    formId: 'frm_bench',
+    formName: 'Contact',
+    submissionId: `sub_bench${n}`,
+    fields: { name: 'Ada Lovelace', email: 'ada@example.org', message: 'Hello, I would like to know more about your plans for small teams.' },
+    files: [],
+    messageIds: [`msg_bench${n}`],
+    timestamp: new Date().toISOString(),
+  };
+}
+
+/**
+ * Webhook deliveries per second to a local receiver: `form.submission` events written to the outbox (as the
+ * form pipeline does) are published, signed and POSTed by the worker (poll, delivery rows, one Bull job per
+ * attempt, Standard Webhooks signature, the attempt's log row). Baseline: a plain loop signing the same
+ * payloads with `standardwebhooks` and POSTing them over keep-alive with the same concurrency.
+ */
+export async function run(_options: BenchOptions): Promise<ScenarioResult> {
+  const count = Number(process.env.BENCH_WEBHOOKS ?? 5000);
+  const receiver = await startReceiver();
+  const databaseUrl = scratchDatabaseUrl();
+  let app: Awaited<ReturnType<typeof startApp>> | undefined;
+  try {
+    const loopRate = await plainLoop(receiver, count);
+    console.log(`  plain signed POST loop: ${loopRate} requests/s`);
+
+    app = await startApp(databaseUrl, {
+      APP_ROLE: 'all',
+      RATE_LIMIT_ENABLED: 'false',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_POLL_INTERVAL_MS: '100',
+      WEBHOOK_WORKER_CONCURRENCY: String(CONCURRENCY),
+    });
+    const tenant = await createTenant(app, { tier: 'enterprise' });
+    const res = await fetch(`${app.url}/email/webhooks`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${tenant.adminKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ url: receiver.url, events: ['form.submission'] }),
+    });
+    if (res.status !== 201) throw new Error(`POST /email/webhooks answered ${res.status}: ${await res.text()}`);
+
+    const start = receiver.arrivals.length;
+    const written = performance.now();
+    await sql(
+      databaseUrl,
+      `INSERT INTO event_outbox (account_id, type, payload) SELECT $1, 'form.submission', $2::jsonb || jsonb_build_object('submissionId', 'sub_bench' || g) FROM generate_series(1, $3) g`,
+      [tenant.accountId, JSON.stringify(submissionPayload(0)), count],
+    );
+    await waitUntil(() => receiver.arrivals.length - start >= count, 600_000);
+    const mailroomRate = rateOf(receiver, start, count);
+    const endToEnd = (receiver.arrivals[start + count - 1] - written) / 1000;
+    console.log(`  Mailroom outbox → webhooks: ${mailroomRate} deliveries/s (${count} in ${endToEnd.toFixed(2)} s from the outbox write)`);
+
+    const row = (label: string, rate: number, baseline?: string): Measurement => ({
+      label,
+      ...(baseline ? { baseline } : {}),
+      requestsPerSec: rate,
+      latencyP50Ms: 0,
+      latencyP99Ms: 0,
+      non2xx: 0,
+      errors: 0,
+    });
+    const loopLabel = `plain signed POST loop, ${count} requests, ${CONCURRENCY} at once`;
+    const share = loopRate > 0 ? mailroomRate / loopRate : 0;
+    return {
+      scenario: 'webhook-deliveries',
+      description: 'Webhook deliveries per second from the outbox to a local receiver against a plain signed POST loop (req/s = deliveries/s)',
+      measurements: [row(loopLabel, loopRate), row(`outbox → signed webhook deliveries, ${count} events, ${CONCURRENCY} at once`, mailroomRate, loopLabel)],
+      targets: [
+        {
+          name: `webhook deliveries ≥ ${SHARE_TARGET * 100}% of the plain loop`,
+          met: share >= SHARE_TARGET,
+          detail: `${(share * 100).toFixed(1)}% (${mailroomRate} vs ${loopRate} deliveries/s)`,
+        },
+      ],
+    };
+  } finally {
+    await app?.stop();
+    await dropDatabase(databaseUrl);
+    await receiver.close();
+  }
+}
+
+/** Signs each payload as a webhook sender must and POSTs it, CONCURRENCY at a time over keep-alive. */
+async function plainLoop(receiver: Receiver, count: number): Promise<number> {
+  const webhook = new Webhook(`whsec_${randomBytes(32).toString('base64')}`);
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const target = new URL(receiver.url);
+  const start = receiver.arrivals.length;
+  let next = 0;
+  const post = (n: number) =>
+    new Promise<void>((resolve, reject) => {
+      const id = `evt_bench${n}`;
+      const body = JSON.stringify({ id, ...submissionPayload(n) });
+      const timestamp = new Date();
+      const req = request(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: 'POST',
+          agent,
+          headers: {
+            'content-type': 'application/json',
+            'webhook-id': id,
+            'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+            'webhook-signature': webhook.sign(id, timestamp, body),
+          },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', resolve);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < count) await post(next++);
+    }),
+  );
+  agent.destroy();
+  return rateOf(receiver, start, count);
+}
