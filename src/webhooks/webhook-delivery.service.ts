@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { SecretBox } from '../common/crypto/secret-box';
+import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
 import { AppConfigService } from '../config/app-config.service';
 import type { DeliveryStatus } from './webhook-delivery.entity';
 import { postWebhook } from './webhook-http';
@@ -31,7 +32,25 @@ interface AttemptOutcome {
   final?: boolean;
 }
 
+/** An attempt's log row and the delivery's new state. */
+interface AttemptResult {
+  deliveryId: string;
+  attempt: number;
+  status: DeliveryStatus;
+  nextAttemptAt: Date | null;
+  statusCode: number | null;
+  startedAt: Date;
+  durationMs: number;
+  error: string | null;
+  response: string | null;
+  succeeded: boolean;
+}
+
 const USER_AGENT = 'Mailroom-Webhooks/1';
+/** Concurrent attempts share their loads and their writes: one statement each per batch. */
+const MAX_BATCH = 200;
+const MAX_CONCURRENT_BATCHES = 2;
+const MAX_SIGNERS = 1000;
 
 /**
  * One attempt of a webhook delivery (D-23): the Standard Webhooks request to the checked address, the attempt
@@ -40,6 +59,9 @@ const USER_AGENT = 'Mailroom-Webhooks/1';
 @Injectable()
 export class WebhookDeliveryService {
   private readonly logger = new Logger(WebhookDeliveryService.name);
+  private readonly loads = new MicroBatch<string, DeliveryRow | null>((ids) => this.load(ids), MAX_BATCH, MAX_CONCURRENT_BATCHES);
+  private readonly results = new MicroBatch<AttemptResult, boolean>((results) => this.writeResults(results), MAX_BATCH, MAX_CONCURRENT_BATCHES);
+  private readonly signers = new Map<string, StandardWebhook>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -50,13 +72,7 @@ export class WebhookDeliveryService {
   ) {}
 
   async attempt(deliveryId: string, attempt: number): Promise<void> {
-    const [delivery]: DeliveryRow[] = await this.dataSource.query(
-      `SELECT d.id, d.event_id, d.payload, d.status, d.attempts, d.round_first_attempt,
-              w.url, w.enabled, w.secret, w.previous_secret, w.previous_secret_expires_at
-       FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-       WHERE d.id = $1`,
-      [deliveryId],
-    );
+    const delivery = await this.loads.submit(deliveryId);
     // Gone with its webhook, or this attempt was made already (a job run twice).
     if (!delivery || delivery.status !== 'pending' || delivery.attempts !== attempt - 1) return;
 
@@ -69,23 +85,84 @@ export class WebhookDeliveryService {
     const wait = outcome.succeeded || outcome.final ? null : this.webhookQueue.retrySchedule.waitAfter(attempt - delivery.round_first_attempt + 1);
     const status: DeliveryStatus = outcome.succeeded ? 'succeeded' : wait === null ? 'failed' : 'pending';
     const nextAttemptAt = wait === null ? null : new Date(Date.now() + wait);
-    const rows: unknown[] = await this.dataSource.query(
-      `WITH moved AS (
-         UPDATE webhook_deliveries SET status = $3, attempts = $2, next_attempt_at = $4, last_status_code = $5, updated_at = now()
-         WHERE id = $1 AND status = 'pending' AND attempts = $2 - 1
-         RETURNING id
-       )
-       INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response, succeeded)
-       SELECT id, $2, $6::timestamptz, $7::int, $5, $8::text, $9::text, $10::boolean FROM moved
-       RETURNING id`,
-      [deliveryId, attempt, status, nextAttemptAt, outcome.statusCode, startedAt, durationMs, outcome.error, outcome.response, outcome.succeeded],
-    );
-    if (rows.length === 0 || wait === null) return;
+    const { statusCode, error, response, succeeded } = outcome;
+    const moved = await this.results.submit({ deliveryId, attempt, status, nextAttemptAt, statusCode, startedAt, durationMs, error, response, succeeded });
+    if (!moved || wait === null) return;
     try {
       await this.webhookQueue.add([{ deliveryId, attempt: attempt + 1, delayMs: wait }]);
     } catch (err) {
       this.logger.warn(`Could not queue attempt ${attempt + 1} of ${deliveryId}, the sweeper will: ${(err as Error).message}`);
     }
+  }
+
+  private async load(ids: string[]): Promise<PromiseSettledResult<DeliveryRow | null>[]> {
+    const rows: DeliveryRow[] = await this.dataSource.query(
+      `SELECT d.id, d.event_id, d.payload, d.status, d.attempts, d.round_first_attempt,
+              w.url, w.enabled, w.secret, w.previous_secret, w.previous_secret_expires_at
+       FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+       WHERE d.id = ANY($1::varchar[])`,
+      [[...new Set(ids)]],
+    );
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return allFulfilled(ids.map((id) => byId.get(id) ?? null));
+  }
+
+  /**
+   * Each attempt's row and its delivery's new state, for every attempt of the batch in one statement; an attempt
+   * only counts if its delivery still waited for exactly it. If the statement fails, each is written alone.
+   */
+  private async writeResults(results: AttemptResult[]): Promise<PromiseSettledResult<boolean>[]> {
+    const alone = (result: AttemptResult) => settle(this.write([result]).then((moved) => moved.has(result.deliveryId)));
+    // A delivery twice in one batch (a job run beside itself) would be moved once but logged twice: repeats go alone.
+    const seen = new Set<string>();
+    const distinct = results.filter((r) => !seen.has(r.deliveryId) && Boolean(seen.add(r.deliveryId)));
+    let outcomes: PromiseSettledResult<boolean>[];
+    try {
+      const moved = await this.write(distinct);
+      outcomes = distinct.map((r) => ({ status: 'fulfilled', value: moved.has(r.deliveryId) }));
+    } catch (err) {
+      outcomes = distinct.length === 1 ? [{ status: 'rejected', reason: err }] : await Promise.all(distinct.map(alone));
+    }
+    const byResult = new Map(distinct.map((r, i) => [r, outcomes[i]]));
+    const answers: PromiseSettledResult<boolean>[] = [];
+    for (const r of results) answers.push(byResult.get(r) ?? (await alone(r)));
+    return answers;
+  }
+
+  private async write(results: AttemptResult[]): Promise<Set<string>> {
+    const rows: { id: string }[] = await this.dataSource.query(
+      `WITH input AS (
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(id varchar, attempt int, status varchar, next_attempt_at timestamptz,
+           status_code int, started_at timestamptz, duration_ms int, error text, response text, succeeded boolean)
+       ), moved AS (
+         UPDATE webhook_deliveries d SET status = i.status, attempts = i.attempt, next_attempt_at = i.next_attempt_at,
+           last_status_code = i.status_code, updated_at = now()
+         FROM input i
+         WHERE d.id = i.id AND d.status = 'pending' AND d.attempts = i.attempt - 1
+         RETURNING d.id
+       )
+       INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response, succeeded)
+       SELECT i.id, i.attempt, i.started_at, i.duration_ms, i.status_code, i.error, i.response, i.succeeded
+       FROM input i JOIN moved ON moved.id = i.id
+       RETURNING delivery_id AS id`,
+      [
+        JSON.stringify(
+          results.map((r) => ({
+            id: r.deliveryId,
+            attempt: r.attempt,
+            status: r.status,
+            next_attempt_at: r.nextAttemptAt,
+            status_code: r.statusCode,
+            started_at: r.startedAt,
+            duration_ms: r.durationMs,
+            error: r.error,
+            response: r.response,
+            succeeded: r.succeeded,
+          })),
+        ),
+      ],
+    );
+    return new Set(rows.map((row) => row.id));
   }
 
   private async send(delivery: DeliveryRow): Promise<AttemptOutcome> {
@@ -110,17 +187,28 @@ export class WebhookDeliveryService {
   /** Standard Webhooks headers; while a rotated-out secret is still valid, both secrets sign (space-separated). */
   private headers(delivery: DeliveryRow, body: string): Record<string, string> {
     const now = new Date();
-    const secrets = [this.secrets.open(delivery.secret)];
+    const signers = [this.signer(delivery.secret)];
     if (delivery.previous_secret && delivery.previous_secret_expires_at && delivery.previous_secret_expires_at > now) {
-      secrets.push(this.secrets.open(delivery.previous_secret));
+      signers.push(this.signer(delivery.previous_secret));
     }
     return {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
       'webhook-id': delivery.event_id,
       'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-      'webhook-signature': secrets.map((secret) => new StandardWebhook(secret).sign(delivery.event_id, now, body)).join(' '),
+      'webhook-signature': signers.map((signer) => signer.sign(delivery.event_id, now, body)).join(' '),
     };
+  }
+
+  /** The signer of a sealed secret, opened once (a rotation seals a new one, so the sealed text is the key). */
+  private signer(sealed: string): StandardWebhook {
+    let signer = this.signers.get(sealed);
+    if (!signer) {
+      if (this.signers.size >= MAX_SIGNERS) this.signers.delete(this.signers.keys().next().value!);
+      signer = new StandardWebhook(this.secrets.open(sealed));
+      this.signers.set(sealed, signer);
+    }
+    return signer;
   }
 }
 

@@ -25,6 +25,35 @@ function pinnedLookup(addresses: TargetAddress[]): LookupFunction {
   };
 }
 
+/** Idle connections are closed before common servers' own keep-alive limit (5 s in Node, nginx 75 s). */
+const IDLE_SOCKET_MS = 4000;
+const MAX_AGENTS = 500;
+const agents = new Map<string, http.Agent>();
+
+/**
+ * A keep-alive agent per receiver and checked address set: deliveries to one receiver reuse connections (a new
+ * TCP, and TLS, handshake per event would cost more than the event), and a connection is only reused for a
+ * request whose freshly checked addresses are the ones it was opened to.
+ */
+function agentFor(url: URL, addresses: TargetAddress[] | null): http.Agent {
+  const key = `${url.protocol}//${url.host}|${addresses?.map((a) => a.address).join(',') ?? 'dns'}`;
+  let agent = agents.get(key);
+  if (agent) {
+    // Most recently used last: the first one is the one to drop.
+    agents.delete(key);
+  } else {
+    const options = { keepAlive: true, timeout: IDLE_SOCKET_MS, scheduling: 'lifo' as const };
+    agent = url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
+    if (agents.size >= MAX_AGENTS) {
+      const [oldest, dropped] = agents.entries().next().value!;
+      agents.delete(oldest);
+      dropped.destroy();
+    }
+  }
+  agents.set(key, agent);
+  return agent;
+}
+
 /**
  * POSTs `body` once. Redirects are not followed (the answer is returned as it is); with `addresses` the connection
  * goes to one of them, while the Host header and TLS name stay the URL's. Rejects on connection errors and when
@@ -44,7 +73,7 @@ export function postWebhook(
       {
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        agent: false,
+        agent: agentFor(url, addresses),
         signal,
         ...(addresses ? { lookup: pinnedLookup(addresses) } : {}),
       },
