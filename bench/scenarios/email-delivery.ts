@@ -5,6 +5,7 @@ import nodemailer from 'nodemailer';
 import { SMTPServer } from 'smtp-server';
 import { dropDatabase, scratchDatabaseUrl, sql, startApp } from '../lib/app';
 import { createKey, createTenant } from '../lib/fixtures';
+import { arrivalRate, waitUntil } from '../lib/arrivals';
 import type { BenchOptions, Measurement, ScenarioResult } from '../lib/types';
 import { BENCH_DOMAIN, benchMessage } from './email-accept';
 
@@ -52,21 +53,6 @@ function seal(plaintext: string, key: Buffer): string {
   return ['v1', iv, cipher.getAuthTag(), ciphertext].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
 }
 
-/** Emails per second between the first and the last arrival at the sink. */
-function rateOf(sink: Sink, from: number, count: number): number {
-  const arrivals = sink.arrivals.slice(from, from + count);
-  const seconds = (arrivals[arrivals.length - 1] - arrivals[0]) / 1000;
-  return seconds > 0 ? Math.round((arrivals.length - 1) / seconds) : 0;
-}
-
-async function waitUntil(check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /**
  * (b) Delivery: emails per second from the `email` queue to a local SMTP sink (worker: load the message,
  * pace it, DKIM-sign it, send it over the pooled transport, record the result) against a plain nodemailer
@@ -97,7 +83,7 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
       }),
     );
     loop.close();
-    return rateOf(sink, start, count);
+    return arrivalRate(sink.arrivals, start, count);
   };
   const unsignedRate = await plainLoop(false);
   const loopRate = await plainLoop(true);
@@ -143,7 +129,7 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
       EMAIL_WORKER_CONCURRENCY: String(CONCURRENCY),
     });
     await waitUntil(() => sink.received - workerStart >= count, 600_000);
-    const queueRate = rateOf(sink, workerStart, count);
+    const queueRate = arrivalRate(sink.arrivals, workerStart, count);
     console.log(`  Mailroom queue → SMTP: ${queueRate} emails/s`);
 
     const measurement = (label: string, rate: number, baseline?: string): Measurement => ({

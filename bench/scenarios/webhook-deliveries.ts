@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { Agent, createServer, request } from 'node:http';
+import { Agent, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Bull from 'bull';
 import Redis from 'ioredis';
 import { Webhook } from 'standardwebhooks';
 import { dropDatabase, scratchDatabaseUrl, sql, startApp } from '../lib/app';
+import { arrivalRate, postSignedEvent, waitUntil } from '../lib/arrivals';
 import { createTenant } from '../lib/fixtures';
 import type { BenchOptions, Measurement, ScenarioResult } from '../lib/types';
 
@@ -41,21 +42,6 @@ async function startReceiver(): Promise<Receiver> {
     arrivals,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
-}
-
-/** Requests per second between the first and the last arrival of `count` requests from index `from`. */
-function rateOf(receiver: Receiver, from: number, count: number): number {
-  const arrivals = receiver.arrivals.slice(from, from + count);
-  const seconds = (arrivals[arrivals.length - 1] - arrivals[0]) / 1000;
-  return seconds > 0 ? Math.round((arrivals.length - 1) / seconds) : 0;
-}
-
-async function waitUntil(check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 function submissionPayload(n: number): Record<string, unknown> {
@@ -112,7 +98,7 @@ export async function run(_options: BenchOptions): Promise<ScenarioResult> {
       [tenant.accountId, JSON.stringify(submissionPayload(0)), count],
     );
     await waitUntil(() => receiver.arrivals.length - start >= count, 600_000);
-    const mailroomRate = rateOf(receiver, start, count);
+    const mailroomRate = arrivalRate(receiver.arrivals, start, count);
     const endToEnd = (receiver.arrivals[start + count - 1] - written) / 1000;
     console.log(`  Mailroom outbox → webhooks: ${mailroomRate} deliveries/s (${count} in ${endToEnd.toFixed(2)} s from the outbox write)`);
 
@@ -186,7 +172,7 @@ async function bareBull(receiver: Receiver, count: number): Promise<number> {
     if (keys.length) await redis.unlink(...keys);
     redis.disconnect();
   }
-  return rateOf(receiver, from, count);
+  return arrivalRate(receiver.arrivals, from, count);
 }
 
 /** Signs each payload as a webhook sender must and POSTs it, CONCURRENCY at a time over keep-alive. */
@@ -196,38 +182,14 @@ async function plainLoop(receiver: Receiver, count: number): Promise<number> {
   const target = new URL(receiver.url);
   const start = receiver.arrivals.length;
   let next = 0;
-  const post = (n: number) =>
-    new Promise<void>((resolve, reject) => {
-      const id = `evt_bench${n}`;
-      const body = JSON.stringify({ id, ...submissionPayload(n) });
-      const timestamp = new Date();
-      const req = request(
-        {
-          host: target.hostname,
-          port: target.port,
-          path: target.pathname,
-          method: 'POST',
-          agent,
-          headers: {
-            'content-type': 'application/json',
-            'webhook-id': id,
-            'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
-            'webhook-signature': webhook.sign(id, timestamp, body),
-          },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', resolve);
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (next < count) await post(next++);
+      while (next < count) {
+        const n = next++;
+        await postSignedEvent(target, agent, webhook, `evt_bench${n}`, submissionPayload(n));
+      }
     }),
   );
   agent.destroy();
-  return rateOf(receiver, start, count);
+  return arrivalRate(receiver.arrivals, start, count);
 }

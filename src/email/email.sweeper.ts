@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfigService } from '../config/app-config.service';
 import { RedisService } from '../redis/redis.service';
@@ -7,7 +6,6 @@ import { EmailRepository } from './email.repository';
 import { AWAITING_DELIVERY } from './message.entity';
 
 const PAGE = 500;
-const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /**
  * D-16: a message is committed before its job is added, so a Redis outage in between (or a lost Redis)
@@ -57,11 +55,7 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
 
   /** Re-adds missing jobs of messages untouched since `olderThan`; returns how many. */
   async sweep(olderThan = new Date(Date.now() - this.config.env.EMAIL_SWEEP_AFTER_MS)): Promise<number> {
-    const lockKey = this.redis.key('email', 'sweeper-lock');
-    const token = randomBytes(8).toString('hex');
-    const locked = await this.redis.client.set(lockKey, token, 'PX', this.config.env.EMAIL_SWEEP_INTERVAL_MS, 'NX');
-    if (locked !== 'OK') return 0;
-    try {
+    const requeued = await this.redis.withLock(this.redis.key('email', 'sweeper-lock'), this.config.env.EMAIL_SWEEP_INTERVAL_MS, async () => {
       let afterId = '';
       let requeued = 0;
       for (;;) {
@@ -89,10 +83,9 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
         }
         if (page.length < PAGE) break;
       }
-      if (requeued) this.logger.log(`Re-queued ${requeued} accepted email(s) that had no queue job`);
       return requeued;
-    } finally {
-      await this.redis.client.eval(RELEASE_SCRIPT, 1, lockKey, token).catch(() => undefined);
-    }
+    });
+    if (requeued) this.logger.log(`Re-queued ${requeued} accepted email(s) that had no queue job`);
+    return requeued ?? 0;
   }
 }

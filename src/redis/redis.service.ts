@@ -1,8 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import Redis, { RedisOptions } from 'ioredis';
 import { AppConfigService } from '../config/app-config.service';
 
 type MessageHandler = (message: string) => void;
+
+/** Deletes a lock only if it still holds the taker's token (it may have expired and been taken by another). */
+const RELEASE_LOCK_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /**
  * The shared Redis connections: `client` for commands, one lazily made subscriber for pub/sub.
@@ -35,6 +39,20 @@ export class RedisService implements OnApplicationShutdown {
 
   key(...parts: (string | number)[]): string {
     return this.config.redisKeyPrefix + parts.join(':');
+  }
+
+  /**
+   * Runs `task` if this instance takes the lock `key` (held at most `ttlMs`, released after), so that one
+   * instance at a time does it; resolves null without running it when another holds the lock.
+   */
+  async withLock<T>(key: string, ttlMs: number, task: () => Promise<T>): Promise<T | null> {
+    const token = randomBytes(8).toString('hex');
+    if ((await this.client.set(key, token, 'PX', ttlMs, 'NX')) !== 'OK') return null;
+    try {
+      return await task();
+    } finally {
+      await this.client.eval(RELEASE_LOCK_SCRIPT, 1, key, token).catch(() => undefined);
+    }
   }
 
   channel(name: string): string {

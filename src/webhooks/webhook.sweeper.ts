@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { RedisService } from '../redis/redis.service';
@@ -8,7 +7,6 @@ const SWEEP_INTERVAL_MS = 30_000;
 /** A pending delivery this far past its next attempt without a job lost it (Redis down or emptied). */
 const OVERDUE_AFTER_MS = 30_000;
 const PAGE = 500;
-const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /**
  * Deliveries are committed before their jobs are added, and a job can be lost with Redis: every 30 s one
@@ -46,10 +44,7 @@ export class WebhookSweeper implements OnApplicationBootstrap, OnApplicationShut
 
   /** Re-adds the missing jobs of overdue pending deliveries; returns how many. */
   async sweep(overdueBefore = new Date(Date.now() - OVERDUE_AFTER_MS)): Promise<number> {
-    const lockKey = this.redis.key('webhooks', 'sweeper-lock');
-    const token = randomBytes(8).toString('hex');
-    if ((await this.redis.client.set(lockKey, token, 'PX', SWEEP_INTERVAL_MS, 'NX')) !== 'OK') return 0;
-    try {
+    const requeued = await this.redis.withLock(this.redis.key('webhooks', 'sweeper-lock'), SWEEP_INTERVAL_MS, async () => {
       let requeued = 0;
       let afterId = '';
       for (;;) {
@@ -67,10 +62,9 @@ export class WebhookSweeper implements OnApplicationBootstrap, OnApplicationShut
         requeued += lost.length;
         if (page.length < PAGE) break;
       }
-      if (requeued) this.logger.log(`Re-queued ${requeued} webhook deliveries that had no queue job`);
       return requeued;
-    } finally {
-      await this.redis.client.eval(RELEASE_SCRIPT, 1, lockKey, token).catch(() => undefined);
-    }
+    });
+    if (requeued) this.logger.log(`Re-queued ${requeued} webhook deliveries that had no queue job`);
+    return requeued ?? 0;
   }
 }

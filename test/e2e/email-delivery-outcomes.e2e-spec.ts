@@ -9,6 +9,7 @@ import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount } from '../support/factories';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait-for';
 
 interface Status {
   status: string;
@@ -53,15 +54,6 @@ describe('email delivery outcomes', () => {
   const statusOf = async (messageId: string): Promise<Status> =>
     (await api.http.get(`/email/status/${messageId}`).set(bearer(adminKey)).expect(200)).body;
 
-  async function waitFor<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await read();
-      if (done(value)) return value;
-      if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms: ${JSON.stringify(value)}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
   const waitForStatus = (messageId: string, status: string) =>
     waitFor(`${messageId} → ${status}`, () => statusOf(messageId), (s) => s.status === status);
   const isSuppressed = async (email: string) =>

@@ -7,6 +7,7 @@ import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount, createKey } from '../support/factories';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait-for';
 
 interface ListSendStatus {
   id: string;
@@ -17,16 +18,6 @@ interface ListSendStatus {
   failed: number;
   createdAt: string;
   completedAt: string | null;
-}
-
-async function waitFor<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe('mailing lists', () => {

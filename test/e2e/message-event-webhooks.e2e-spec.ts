@@ -7,6 +7,7 @@ import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount } from '../support/factories';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
+import { waitForValue } from '../support/wait-for';
 
 const PROVIDER_SECRET = 'provider-secret-for-the-event-webhooks-test';
 const DESKTOP_BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15';
@@ -15,16 +16,6 @@ interface ReceivedHook {
   headers: IncomingHttpHeaders;
   raw: string;
   body: { id: string; type: string; messageId?: string; recipient?: string | null; machine?: boolean; detail?: string | null; metadata?: Record<string, string> };
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 /**
@@ -81,7 +72,7 @@ describe('message events → signed webhooks', () => {
 
   /** The webhook of this type for this message, once it arrived; its signature must verify. */
   async function hook(type: string, messageId: string): Promise<ReceivedHook['body']> {
-    const arrived = await waitFor(`a ${type} webhook for ${messageId}`, () => received.find((h) => h.body.type === type && h.body.messageId === messageId));
+    const arrived = await waitForValue(`a ${type} webhook for ${messageId}`, () => received.find((h) => h.body.type === type && h.body.messageId === messageId));
     const headers = { 'webhook-id': String(arrived.headers['webhook-id']), 'webhook-timestamp': String(arrived.headers['webhook-timestamp']), 'webhook-signature': String(arrived.headers['webhook-signature']) };
     expect(new Webhook(secret).verify(arrived.raw, headers)).toEqual(arrived.body);
     expect(arrived.headers['webhook-id']).toBe(arrived.body.id);

@@ -6,6 +6,7 @@ import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount, createKey } from '../support/factories';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
+import { waitForValue } from '../support/wait-for';
 
 interface ReceivedHook {
   path: string;
@@ -23,16 +24,6 @@ interface Delivery {
   nextAttemptAt: string | null;
   createdAt: string;
   payload: Record<string, unknown>;
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 /** Registrations, signed deliveries to a real HTTP receiver, retries, the delivery log, replay and rotation (D-23). */
@@ -104,7 +95,7 @@ describe('webhooks', () => {
   }
 
   const hooksAt = (path: string) => received.filter((hook) => hook.path === path);
-  const hookFor = (path: string, messageId: string) => waitFor(`a webhook at ${path}`, () => hooksAt(path).find((hook) => hook.body.messageId === messageId));
+  const hookFor = (path: string, messageId: string) => waitForValue(`a webhook at ${path}`, () => hooksAt(path).find((hook) => hook.body.messageId === messageId));
 
   describe('registration', () => {
     it('creates, reads, lists, updates and deletes a webhook with exactly its fields', async () => {
@@ -228,7 +219,7 @@ describe('webhooks', () => {
       expect(hook.body.id).toMatch(/^evt_/);
       expect(Object.keys(hook.body).slice(0, 3)).toEqual(['id', 'type', 'timestamp']);
 
-      const [delivery] = await waitFor('the delivery to succeed', async () => {
+      const [delivery] = await waitForValue('the delivery to succeed', async () => {
         const list = await deliveriesOf(sent.id);
         return list[0]?.status === 'succeeded' && list;
       });
@@ -268,7 +259,7 @@ describe('webhooks', () => {
         .send({ email: 'cy@example.org', message: marker })
         .expect(200);
 
-      const delivered = await waitFor('the form.submission webhook', () => hooksAt('/forms').find((h) => h.body.submissionId === submitted.body.submissionId));
+      const delivered = await waitForValue('the form.submission webhook', () => hooksAt('/forms').find((h) => h.body.submissionId === submitted.body.submissionId));
       expect(() => new Webhook(hook.secret).verify(delivered.raw, delivered.headers as Record<string, string>)).not.toThrow();
       expect(delivered.body).toMatchObject({
         id: delivered.headers['webhook-id'],
@@ -287,7 +278,7 @@ describe('webhooks', () => {
       const messageId = await send();
 
       let sawRetryPending: Delivery | undefined;
-      const failed = await waitFor('the delivery to fail', async () => {
+      const failed = await waitForValue('the delivery to fail', async () => {
         const [delivery] = await deliveriesOf(hook.id);
         if (delivery?.status === 'pending' && delivery.attempts.length > 0) sawRetryPending = delivery;
         return delivery?.status === 'failed' && delivery;
@@ -314,7 +305,7 @@ describe('webhooks', () => {
       answers.set('/failing', 200);
       const replay = await t.http.post(`/email/webhooks/${hook.id}/deliveries/${failed.id}/replay`).set(bearer(owner.adminKey)).expect(202);
       expect(replay.body).toMatchObject({ id: failed.id, eventId: failed.eventId, status: 'pending', attempts: failed.attempts });
-      const replayed = await waitFor('the replay to succeed', async () => {
+      const replayed = await waitForValue('the replay to succeed', async () => {
         const [delivery] = await deliveriesOf(hook.id);
         return delivery?.status === 'succeeded' && delivery;
       });
@@ -338,9 +329,9 @@ describe('webhooks', () => {
       answers.set('/moved', 302);
       const hook = await register({ url: `${base}/moved`, events: ['sent'] });
       await send();
-      await waitFor('the first attempt', async () => (await deliveriesOf(hook.id))[0]?.attempts.length === 1);
+      await waitForValue('the first attempt', async () => (await deliveriesOf(hook.id))[0]?.attempts.length === 1);
       await t.http.patch(`/email/webhooks/${hook.id}`).set(bearer(owner.adminKey)).send({ enabled: false }).expect(200);
-      const failed = await waitFor('the delivery to fail', async () => {
+      const failed = await waitForValue('the delivery to fail', async () => {
         const [delivery] = await deliveriesOf(hook.id);
         return delivery?.status === 'failed' && delivery;
       });
@@ -360,7 +351,7 @@ describe('webhooks', () => {
     it('pages the delivery log newest first', async () => {
       const hook = await register({ url: `${base}/paged`, events: ['sent'] });
       const messageIds = [await send(), await send(), await send()];
-      await waitFor('three deliveries', async () => (await deliveriesOf(hook.id)).filter((d) => d.status === 'succeeded').length === 3);
+      await waitForValue('three deliveries', async () => (await deliveriesOf(hook.id)).filter((d) => d.status === 'succeeded').length === 3);
       const first = await t.http.get(`/email/webhooks/${hook.id}/deliveries?limit=2`).set(bearer(owner.adminKey)).expect(200);
       expect(first.body.deliveries).toHaveLength(2);
       const second = await t.http
