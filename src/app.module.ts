@@ -57,7 +57,7 @@ export class AppModule {
         FormsModule,
         ListsModule,
         WebhooksModule.register(options.config),
-        TrackingModule,
+        TrackingModule.register(options.config),
         ProviderEventsModule.register(options.config),
         // Last: its POST /{domain}/{form} would shadow any two-segment POST registered after it.
         SubmissionsModule.register(options.config),

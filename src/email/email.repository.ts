@@ -10,6 +10,8 @@ export interface NewEvent {
   type: MessageEventType;
   recipient?: string | null;
   detail?: string | null;
+  /** Made by a machine (an open by a privacy proxy, a link scanner's click). */
+  machine?: boolean;
   occurredAt?: Date;
 }
 
@@ -162,6 +164,11 @@ export class EmailRepository {
     MAX_DELIVERY_BATCH,
     MAX_CONCURRENT_DELIVERY_BATCHES,
   );
+  private readonly lateEvents = new MicroBatch<LateEvent, void>(
+    (entries) => this.recordLateEventBatch(entries),
+    MAX_DELIVERY_BATCH,
+    MAX_CONCURRENT_DELIVERY_BATCHES,
+  );
   private readonly scheduledClaims = new MicroBatch<string, boolean>(
     (ids) => this.claimScheduledBatch(ids),
     MAX_DELIVERY_BATCH,
@@ -310,10 +317,30 @@ export class EmailRepository {
     }));
   }
 
+  /** One event reported after sending (a tracking hit): recordLateEvents, concurrent ones sharing the statement. */
+  recordLateEvent(entry: LateEvent): Promise<void> {
+    return this.lateEvents.submit(entry);
+  }
+
+  /** If the shared statement fails, each is written alone, so that a bad row fails its own caller only. */
+  private async recordLateEventBatch(entries: LateEvent[]): Promise<PromiseSettledResult<void>[]> {
+    if (entries.length > 1) {
+      try {
+        await this.recordLateEvents(entries);
+        return allFulfilled(entries.map(() => undefined));
+      } catch {
+        // fall through: one by one
+      }
+    }
+    return Promise.all(entries.map((entry) => settle(this.recordLateEvents([entry]))));
+  }
+
   /**
    * Events reported after sending, in one statement, written in the order given, with the status changes
    * they make. An event's time is kept between the message's sent_at and now, so that a provider's clock
    * cannot list it before `sent` or after what happens next here. One move per message: the first given.
+   * Events of messages deleted meanwhile are dropped, and so is an unsubscribe of an address the message
+   * has one already (a unique index).
    */
   async recordLateEvents(entries: LateEvent[]): Promise<void> {
     if (entries.length === 0) return;
@@ -327,6 +354,7 @@ export class EmailRepository {
       type: event.type,
       recipient: event.recipient ?? null,
       detail: event.detail ?? null,
+      machine: event.machine ?? false,
       occurred_at: event.occurredAt ?? null,
     }));
     await this.dataSource.query(
@@ -336,11 +364,12 @@ export class EmailRepository {
          WHERE m.id = i.id AND i.from_statuses ? m.status
          RETURNING m.id
        )
-       INSERT INTO message_events (message_id, type, recipient, detail, occurred_at)
-       SELECT e.message_id, e.type, e.recipient, e.detail, LEAST(GREATEST(COALESCE(e.occurred_at, now()), m.sent_at), now())
-       FROM jsonb_to_recordset($2::jsonb) AS e(n int, message_id varchar, type varchar, recipient varchar, detail text, occurred_at timestamptz)
+       INSERT INTO message_events (message_id, type, recipient, detail, machine, occurred_at)
+       SELECT e.message_id, e.type, e.recipient, e.detail, e.machine, LEAST(GREATEST(COALESCE(e.occurred_at, now()), m.sent_at), now())
+       FROM jsonb_to_recordset($2::jsonb) AS e(n int, message_id varchar, type varchar, recipient varchar, detail text, machine boolean, occurred_at timestamptz)
        JOIN messages m ON m.id = e.message_id
-       ORDER BY e.n`,
+       ORDER BY e.n
+       ON CONFLICT DO NOTHING`,
       [JSON.stringify([...moves.values()].map((m) => ({ id: m.id, from_statuses: m.from, to_status: m.to }))), JSON.stringify(events)],
     );
   }

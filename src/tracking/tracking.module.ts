@@ -1,4 +1,6 @@
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
+import { AppConfigService } from '../config/app-config.service';
+import { EmailModule } from '../email/email.module';
 import { ListsModule } from '../lists/lists.module';
 import { SuppressionModule } from '../suppression/suppression.module';
 import { TrackingController } from './tracking.controller';
@@ -6,10 +8,15 @@ import { TrackingLinksModule } from './tracking-links.module';
 import { TrackingRepository } from './tracking.repository';
 import { TrackingService } from './tracking.service';
 
-/** Opens, clicks and unsubscribes (D-22): the public `/t/…` and `/u/…` routes. */
-@Module({
-  imports: [TrackingLinksModule, SuppressionModule, ListsModule],
-  controllers: [TrackingController],
-  providers: [TrackingService, TrackingRepository],
-})
-export class TrackingModule {}
+/** Opens, clicks and unsubscribes (D-22): the public `/t/…` and `/u/…` routes; their events are the email module's. */
+@Module({})
+export class TrackingModule {
+  static register(config: AppConfigService): DynamicModule {
+    return {
+      module: TrackingModule,
+      imports: [EmailModule.register(config), TrackingLinksModule, SuppressionModule, ListsModule],
+      controllers: [TrackingController],
+      providers: [TrackingService, TrackingRepository],
+    };
+  }
+}

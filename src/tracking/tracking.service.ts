@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppException } from '../common/errors/app.exception';
+import { EmailRepository, NewEvent } from '../email/email.repository';
 import { ListsService } from '../lists/lists.service';
 import { SuppressionService } from '../suppression/suppression.service';
 import { Hit, machineReason } from './machine-hits';
@@ -23,6 +24,7 @@ export class TrackingService {
   constructor(
     private readonly tokens: TrackingTokens,
     private readonly repository: TrackingRepository,
+    private readonly events: EmailRepository,
     private readonly suppression: SuppressionService,
     private readonly lists: ListsService,
   ) {}
@@ -32,14 +34,7 @@ export class TrackingService {
     const target = this.tokens.verify('o', token);
     const message = target && (await this.repository.findMessage(target.messageId, { html: false }));
     if (!message?.tracking?.opens) throw AppException.notFound('Tracking link');
-    await this.repository.record({
-      messageId: message.id,
-      type: 'opened',
-      recipient: onlyRecipient(message),
-      detail: null,
-      machine: machineReason(hit, message.sentAt) !== null,
-      occurredAt: hit.at,
-    });
+    await this.record(message.id, { type: 'opened', recipient: onlyRecipient(message), machine: machineReason(hit, message.sentAt) !== null, occurredAt: hit.at });
   }
 
   /**
@@ -52,8 +47,7 @@ export class TrackingService {
     const links = message?.tracking?.clicks && message.html ? trackableLinks(message.html, this.tokens.unsubscribeUrl(message.id)) : [];
     const url = target ? links[target.link] : undefined;
     if (!message || url === undefined) throw AppException.notFound('Tracking link');
-    await this.repository.record({
-      messageId: message.id,
+    await this.record(message.id, {
       type: 'clicked',
       recipient: onlyRecipient(message),
       detail: url,
@@ -79,8 +73,13 @@ export class TrackingService {
     const recipient = this.chooseRecipient(message, email);
     await this.suppression.add(message.accountId, recipient, 'unsubscribed', message.id);
     if (message.listId) await this.lists.markUnsubscribed(message.accountId, message.listId, recipient);
-    await this.repository.record({ messageId: message.id, type: 'unsubscribed', recipient, detail: null, machine: false, occurredAt: new Date() });
+    await this.record(message.id, { type: 'unsubscribed', recipient, occurredAt: new Date() });
     return { email: recipient, from: message.fromAddress };
+  }
+
+  /** An event of the message; a repeated unsubscribe of an address is dropped (the webhook fires once). */
+  private record(messageId: string, event: NewEvent): Promise<void> {
+    return this.events.recordLateEvent({ messageId, event });
   }
 
   private async unsubscribeMessage(token: string): Promise<TrackedMessageRecord> {

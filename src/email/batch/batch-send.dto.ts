@@ -1,23 +1,7 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, PickType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  IsArray,
-  IsEmail,
-  IsIn,
-  IsISO8601,
-  IsNotEmpty,
-  IsObject,
-  IsOptional,
-  IsString,
-  Matches,
-  MaxLength,
-  ValidateNested,
-} from 'class-validator';
-import { IsStringMap } from '../../common/validation/is-string-map.validator';
-import { MESSAGE_METADATA_LIMITS, TrackingDto } from '../dto/send-email.dto';
-import { MessagePriority, PRIORITIES } from '../message.entity';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsEmail, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
+import { SendEmailDto } from '../dto/send-email.dto';
 
 /** D-14: recipients one batch call takes. */
 export const MAX_BATCH_RECIPIENTS = 500;
@@ -44,40 +28,21 @@ export class BatchRecipientDto {
 
 /**
  * The spec's batch send (template + recipients) with the fields of a send that fit one message per recipient
- * (D-15): `from` besides the spec's, inline content, tracking, metadata, schedule, priority and headers.
+ * (D-15): `from` besides the spec's, inline content (Handlebars), tracking, metadata, schedule, priority and
+ * headers, validated as in a send.
  */
-export class BatchSendDto {
-  @ApiProperty({
-    example: 'Acme <hello@mail.acme.com>',
-    description: 'Sender; its domain must be a verified domain of the account (403 DOMAIN_NOT_VERIFIED).',
-  })
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(998)
-  from: string;
-
-  @ApiPropertyOptional({ example: 'welcome', description: 'Name of a stored template. Without one, subject and html or text are required.' })
-  @IsOptional()
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(200)
-  template?: string;
-
-  @ApiPropertyOptional({ example: 'Welcome, {{name}}', description: 'Handlebars; replaces the template’s subject.' })
-  @IsOptional()
-  @IsString()
-  subject?: string;
-
-  @ApiPropertyOptional({ description: 'Handlebars HTML body; replaces the template’s.' })
-  @IsOptional()
-  @IsString()
-  html?: string;
-
-  @ApiPropertyOptional({ description: 'Handlebars plain-text body; replaces the template’s.' })
-  @IsOptional()
-  @IsString()
-  text?: string;
-
+export class BatchSendDto extends PickType(SendEmailDto, [
+  'from',
+  'template',
+  'subject',
+  'html',
+  'text',
+  'tracking',
+  'metadata',
+  'scheduleFor',
+  'priority',
+  'headers',
+] as const) {
   @ApiProperty({
     type: [BatchRecipientDto],
     minItems: 1,
@@ -92,32 +57,6 @@ export class BatchSendDto {
   @ValidateNested({ each: true })
   @Type(() => BatchRecipientDto)
   recipients: BatchRecipientDto[];
-
-  @ApiPropertyOptional({ type: TrackingDto, description: 'Open, click and unsubscribe tracking (D-22), for every message.' })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => TrackingDto)
-  tracking?: TrackingDto;
-
-  @ApiPropertyOptional({ example: { campaign: 'spring-sale' }, description: 'Your own labels, returned in every webhook event of each message.' })
-  @IsOptional()
-  @IsStringMap(MESSAGE_METADATA_LIMITS)
-  metadata?: Record<string, string>;
-
-  @ApiPropertyOptional({ example: '2026-12-24T09:00:00Z', description: 'Deliver at this time. In the past: now. At most 30 days ahead.' })
-  @IsOptional()
-  @IsISO8601({ strict: true })
-  scheduleFor?: string;
-
-  @ApiPropertyOptional({ enum: PRIORITIES, default: 'normal', description: 'Queue priority.' })
-  @IsOptional()
-  @IsIn(PRIORITIES)
-  priority?: MessagePriority;
-
-  @ApiPropertyOptional({ example: { 'Reply-To': 'support@acme.com' }, description: 'Custom headers of every message, as in a send.' })
-  @IsOptional()
-  @IsObject()
-  headers?: Record<string, string>;
 }
 
 export class BatchResultDto {
