@@ -1,7 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { AccountsModule } from './accounts/accounts.module';
+import { AnalyticsModule } from './analytics/analytics.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
+import { BillingModule } from './billing/billing.module';
 import { CollectionsModule } from './collections/collections.module';
 import { AuthModule } from './common/auth/auth.module';
 import { CryptoModule } from './common/crypto/crypto.module';
@@ -18,6 +20,7 @@ import { HealthModule } from './health/health.module';
 import { ListsModule } from './lists/lists.module';
 import { ProjectsModule } from './projects/projects.module';
 import { ProviderEventsModule } from './provider-events/provider-events.module';
+import { QuotasModule } from './quotas/quotas.module';
 import { QueueModule } from './queue/queue.module';
 import { RateLimitsModule } from './rate-limits/rate-limits.module';
 import { RedisModule } from './redis/redis.module';
@@ -59,6 +62,9 @@ export class AppModule {
         WebhooksModule.register(options.config),
         TrackingModule.register(options.config),
         ProviderEventsModule.register(options.config),
+        QuotasModule,
+        BillingModule,
+        AnalyticsModule,
         // Last: its POST /{domain}/{form} would shadow any two-segment POST registered after it.
         SubmissionsModule.register(options.config),
       ],

@@ -72,6 +72,23 @@ export class EnvSchema {
   @IsBoolean()
   RATE_LIMIT_ENABLED = true;
 
+  /** Enforce the plan quotas and global_limits (D-13); usage is recorded either way. */
+  @Transform(toBoolean)
+  @IsBoolean()
+  QUOTAS_ENABLED = true;
+
+  /** How long a quota counter in Redis is trusted before it is read again from PostgreSQL's usage rows. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  @Max(86_400_000)
+  QUOTA_SYNC_INTERVAL_MS = 300_000;
+
+  /** A JSON or YAML file of billing plans replacing the built-in catalog (D-32). */
+  @IsOptional()
+  @IsString()
+  BILLING_PLANS_FILE?: string = undefined;
+
   /** How long the limiter waits for Redis before counting in process instead. */
   @Transform(toInt)
   @IsInt()

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfigService } from '../config/app-config.service';
 import { DomainsModule } from '../domains/domains.module';
 import { ListsModule } from '../lists/lists.module';
+import { QuotasModule } from '../quotas/quotas.module';
 import { SuppressionModule } from '../suppression/suppression.module';
 import { TemplatesModule } from '../templates/templates.module';
 import { TrackingLinksModule } from '../tracking/tracking-links.module';
@@ -65,6 +66,7 @@ export class EmailModule {
         ProviderHealthModule,
         TrackingLinksModule,
         ListsModule,
+        QuotasModule,
         TypeOrmModule.forFeature([ListSend]),
       ],
       controllers: [EmailController, ListSendsController],

@@ -95,11 +95,35 @@ export interface CompanionRow {
  */
 export type CompanionStatement = CompanionRow | ((param: AddParam) => string);
 
+/**
+ * What an acceptance counts against its account's quotas and records as usage (D-13, D-32): every accepted
+ * email recipient and every accepted form submission counts one.
+ */
+export interface Metering {
+  accountId: string;
+  emails: number;
+  submissions: number;
+}
+
 /** What one request accepts in one commit. */
 export interface Acceptance {
   messages: MessageWithEvents[];
   statements?: CompanionStatement[];
   idempotency?: IdempotentAnswer;
+  /**
+   * By default one email per recipient of `messages`. Form mail passes its submission instead (the emails a
+   * form sends are not metered), a list send its subscribers when accepted, and its pages nothing (null).
+   */
+  metering?: Metering | null;
+}
+
+/** The metering of an acceptance: as given, or one email per recipient of its messages. */
+export function meteringOf(acceptance: Acceptance): Metering | null {
+  if (acceptance.metering !== undefined) return acceptance.metering;
+  const { messages } = acceptance;
+  if (messages.length === 0) return null;
+  const emails = messages.reduce((sum, { message }) => sum + message.recipients.length, 0);
+  return { accountId: messages[0].message.accountId, emails, submissions: 0 };
 }
 
 interface PendingAcceptance extends Acceptance {
@@ -233,6 +257,7 @@ export class EmailRepository {
       events.map((e) => placeholders([message.id, e.type, e.recipient ?? null, e.detail ?? null, e.occurredAt ?? new Date()])),
     );
     const answerRows = batch.flatMap(({ idempotency }) => (idempotency ? [placeholders(idempotencyRecordValues(idempotency))] : []));
+    const usage = usageStatement(batch.map(meteringOf), param);
     const statements = [
       ...(messageRows.length
         ? [
@@ -243,6 +268,7 @@ export class EmailRepository {
         : []),
       ...(eventRows.length ? [`INSERT INTO message_events (message_id, type, recipient, detail, occurred_at) VALUES ${eventRows.join(', ')}`] : []),
       ...companionStatements(batch.flatMap(({ statements: companions }) => companions ?? []), param),
+      ...(usage ? [usage] : []),
       ...(answerRows.length
         ? [`INSERT INTO idempotency_records (scope, key_hash, request_hash, status_code, body, expires_at) VALUES ${answerRows.join(', ')}`]
         : []),
@@ -608,4 +634,29 @@ function companionStatements(companions: CompanionStatement[], param: AddParam):
     rows.push(`(${Object.values(companion.values).map(param).join(', ')})`);
   }
   return [...[...inserts].map(([target, rows]) => `INSERT INTO ${target} VALUES ${rows.join(', ')}`), ...statements];
+}
+
+/**
+ * Adds the metered counts to each account's row of the current hour (D-32: usage per accepted recipient).
+ * One row per account, in account order, so that concurrent statements lock the rows they share in the
+ * same order; the upsert adds atomically, so no concurrent acceptance loses another's count.
+ */
+export function usageStatement(meterings: (Metering | null)[], param: AddParam): string | null {
+  const byAccount = new Map<string, { emails: number; submissions: number }>();
+  for (const metering of meterings) {
+    if (!metering || (metering.emails === 0 && metering.submissions === 0)) continue;
+    const sum = byAccount.get(metering.accountId) ?? { emails: 0, submissions: 0 };
+    sum.emails += metering.emails;
+    sum.submissions += metering.submissions;
+    byAccount.set(metering.accountId, sum);
+  }
+  if (byAccount.size === 0) return null;
+  const rows = [...byAccount]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([accountId, { emails, submissions }]) => `(${param(accountId)}, date_trunc('hour', now(), 'UTC'), ${param(emails)}::bigint, ${param(submissions)}::bigint)`);
+  return (
+    `INSERT INTO account_usage_hourly (account_id, hour, emails, submissions) VALUES ${rows.join(', ')} ` +
+    'ON CONFLICT (account_id, hour) DO UPDATE SET emails = account_usage_hourly.emails + excluded.emails, ' +
+    'submissions = account_usage_hourly.submissions + excluded.submissions'
+  );
 }

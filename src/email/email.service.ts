@@ -8,12 +8,13 @@ import { newId } from '../common/ids';
 import type { Domain } from '../domains/domain.entity';
 import { DomainsService } from '../domains/domains.service';
 import { TemplatesService } from '../templates/templates.service';
+import { QuotaService } from '../quotas/quota.service';
 import { TrackingTokens } from '../tracking/tracking-tokens';
 import { MessageStatusDto } from './dto/message-status.dto';
 import { SendEmailResponseDto } from './dto/send-email-response.dto';
 import { SendEmailDto } from './dto/send-email.dto';
 import { EmailQueue } from './email.queue';
-import { Acceptance, EmailRepository, MessageWithEvents, NewEvent } from './email.repository';
+import { Acceptance, EmailRepository, meteringOf, MessageWithEvents, NewEvent } from './email.repository';
 import {
   checkAttachments,
   checkBodySize,
@@ -71,6 +72,7 @@ export class EmailService {
     private readonly suppression: SuppressionLookup,
     private readonly idempotency: IdempotencyStore,
     private readonly tokens: TrackingTokens,
+    private readonly quotas: QuotaService,
   ) {}
 
   /** Accepts a message: answers only after it is committed (D-16), then queues its delivery. */
@@ -204,11 +206,19 @@ export class EmailService {
   }
 
   /**
-   * Commits what one request accepts, in one statement (D-16), then queues each message. The answer does not
-   * wait for Redis: enqueue() never rejects, and a job that fails to reach Redis is re-added by the sweeper.
+   * Counts what one request accepts against its account's quotas (D-13), commits it in one statement with its
+   * usage (D-16, D-32), then queues each message. The answer does not wait for Redis: enqueue() never rejects,
+   * and a job that fails to reach Redis is re-added by the sweeper.
    */
   async accept(acceptance: Acceptance): Promise<void> {
-    await this.repository.insert(acceptance);
+    const metering = meteringOf(acceptance);
+    const reservation = metering ? await this.quotas.reserve(metering) : null;
+    try {
+      await this.repository.insert(acceptance);
+    } catch (err) {
+      await reservation?.release();
+      throw err;
+    }
     for (const { message } of acceptance.messages) {
       void this.queue.enqueue({ messageId: message.id, priority: message.priority, notBefore: message.scheduledFor });
     }

@@ -63,6 +63,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       DOMAIN_VERIFICATION: 'dns',
       // Endpoint limits (5/min on /admin/*) would trip ordinary suites; the rate-limit suites turn it on.
       RATE_LIMIT_ENABLED: 'false',
+      // Free accounts' quotas (D-13) would trip suites that send a lot; the quota suites turn them on.
+      QUOTAS_ENABLED: 'false',
       ...options.env,
     };
   }

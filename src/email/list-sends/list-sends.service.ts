@@ -62,6 +62,8 @@ export class ListSendsService {
         this.email.accept({
           messages: [],
           statements: [{ table: 'list_sends', values: { id, account_id: accountId, list_id: list.id, request: JSON.stringify(request) } }],
+          // Counted once, now, for every subscriber it will reach: a list send is refused whole or accepted whole.
+          metering: { accountId, emails: queued, submissions: 0 },
           idempotency: idempotency && { claim: idempotency, statusCode: 200, body: answer },
         }),
       );
@@ -102,7 +104,7 @@ export class ListSendsService {
         `failed = failed + ${p(failed)}, status = ${p(done ? 'done' : 'sending')}, completed_at = ${done ? 'now()' : 'NULL'}, updated_at = now() ` +
         `WHERE id = ${p(send!.id)}`;
       try {
-        await this.email.accept({ messages, statements: [progress] });
+        await this.email.accept({ messages, statements: [progress], metering: null });
       } catch (err) {
         if (uniqueViolation(err) === null) throw err;
         const current = await this.sends.findOneBy({ id: listSendId });

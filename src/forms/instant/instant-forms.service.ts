@@ -45,7 +45,8 @@ export class InstantFormsService {
       const confirmation = await this.email.compose(accountId, this.confirmationEmail(input, token));
       if (confirmation) messages.push(confirmation);
     }
-    await this.email.accept({ messages, statements });
+    // Mailroom's own confirmation emails are not metered.
+    await this.email.accept({ messages, statements, metering: null });
     return Promise.all(drafts.map(({ id }) => this.forms.get(accountId, id)));
   }
 
@@ -72,7 +73,8 @@ export class InstantFormsService {
       messages.push(...released.messages);
       statements.push(...released.statements);
     }
-    await this.email.accept({ messages, statements });
+    // Each held submission was counted when it arrived.
+    await this.email.accept({ messages, statements, metering: null });
     this.logger.log(`Instant form ${form.id} confirmed: ${held.length} held submissions released`);
     return held.length;
   }

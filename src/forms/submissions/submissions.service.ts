@@ -136,6 +136,8 @@ export class SubmissionsService {
         this.email.accept({
           messages,
           statements: submissionStatements(submission),
+          // A submission counts once, spam not at all; the emails it sends are not metered as emails.
+          metering: { accountId: form.accountId, emails: 0, submissions: submission.status === 'spam' ? 0 : 1 },
           idempotency: idempotency && { claim: idempotency, statusCode: 200, body: answer },
         }),
       );

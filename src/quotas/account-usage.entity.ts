@@ -1,0 +1,27 @@
+import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Account } from '../accounts/account.entity';
+
+/**
+ * What an account used in one hour (UTC): accepted email recipients, also those reported by
+ * POST /api/billing/usage, and accepted form submissions. Billing sums the months, quotas the hours, days
+ * and months; rows are added to by upsert, so concurrent acceptances never lose a count.
+ */
+@Entity('account_usage_hourly')
+export class AccountUsage {
+  @PrimaryColumn({ type: 'varchar', length: 40 })
+  accountId: string;
+
+  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'account_id' })
+  account?: Account;
+
+  /** The hour's start. */
+  @PrimaryColumn({ type: 'timestamptz' })
+  hour: Date;
+
+  @Column({ type: 'bigint', default: 0 })
+  emails: string;
+
+  @Column({ type: 'bigint', default: 0 })
+  submissions: string;
+}
