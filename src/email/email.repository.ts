@@ -653,10 +653,15 @@ export function usageStatement(meterings: (Metering | null)[], param: AddParam):
   if (byAccount.size === 0) return null;
   const rows = [...byAccount]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([accountId, { emails, submissions }]) => `(${param(accountId)}, date_trunc('hour', now(), 'UTC'), ${param(emails)}::bigint, ${param(submissions)}::bigint)`);
+    .map(
+      ([accountId, { emails, submissions }]) =>
+        `(${param(accountId)}, date_trunc('hour', now(), 'UTC'), ${param(emails)}::bigint, ${param(submissions)}::bigint, ` +
+        `${emails > 0 ? 'now()' : 'NULL::timestamptz'})`,
+    );
   return (
-    `INSERT INTO account_usage_hourly (account_id, hour, emails, submissions) VALUES ${rows.join(', ')} ` +
+    `INSERT INTO account_usage_hourly (account_id, hour, emails, submissions, last_email_at) VALUES ${rows.join(', ')} ` +
     'ON CONFLICT (account_id, hour) DO UPDATE SET emails = account_usage_hourly.emails + excluded.emails, ' +
-    'submissions = account_usage_hourly.submissions + excluded.submissions'
+    'submissions = account_usage_hourly.submissions + excluded.submissions, ' +
+    'last_email_at = COALESCE(excluded.last_email_at, account_usage_hourly.last_email_at)'
   );
 }

@@ -24,4 +24,8 @@ export class AccountUsage {
 
   @Column({ type: 'bigint', default: 0 })
   submissions: string;
+
+  /** When the last of the hour's emails was accepted (billing info's lastEmailSent). */
+  @Column({ type: 'timestamptz', nullable: true })
+  lastEmailAt: Date | null;
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { Metering } from '../email/email.repository';
+import { DataSource } from 'typeorm';
+import { type Metering, usageStatement } from '../email/email.repository';
 
 /** Taken before an acceptance commits; given back if it does not. */
 export interface QuotaReservation {
@@ -13,9 +14,26 @@ export interface QuotaReservation {
  */
 @Injectable()
 export class QuotaService {
+  constructor(private readonly dataSource: DataSource) {}
+
   /** Counts the metering against every quota of its account, or throws the 429 of the first one it would pass. */
   async reserve(metering: Metering): Promise<QuotaReservation> {
     void metering;
     return { release: async () => undefined };
+  }
+
+  /**
+   * Usage reported from outside (POST /api/billing/usage): added to the hour's row, then to the counters.
+   * Never refused: it records what happened.
+   */
+  async recordReported(accountId: string, emails: number): Promise<void> {
+    const params: unknown[] = [];
+    const sql = usageStatement([{ accountId, emails, submissions: 0 }], (value) => `$${params.push(value)}`);
+    if (sql) await this.dataSource.query(sql, params);
+  }
+
+  /** The account's tier, plan or settings changed: read them again before the next check. */
+  accountChanged(accountId: string): void {
+    void accountId;
   }
 }
