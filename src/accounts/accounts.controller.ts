@@ -1,9 +1,10 @@
-import { Body, Controller, Get, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, Param, Patch, Post } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyDto } from '../api-keys/dto/api-key-response.dto';
 import { Auth } from '../common/auth/auth.decorator';
+import { ErrorBodyDto } from '../common/errors/error-body';
 import { AccountsService } from './accounts.service';
-import { AccountDto, AccountListDto, CreateAccountDto, CreateAccountResponseDto } from './dto/account.dto';
+import { AccountDetailsDto, AccountDto, AccountListDto, CreateAccountDto, CreateAccountResponseDto, UpdateAccountDto } from './dto/account.dto';
 
 @ApiTags('Admin')
 @Controller('admin/accounts')
@@ -30,5 +31,19 @@ export class AccountsController {
   async list(): Promise<AccountListDto> {
     const accounts = await this.accounts.list();
     return { accounts: accounts.map(AccountDto.from), count: accounts.length };
+  }
+
+  @Patch(':accountId')
+  @ApiOperation({
+    summary: 'Set an account’s tier, request limits and quotas',
+    description:
+      'Operator only. limits (settings.limits) and quotas (settings.quotas) are laid over the plan’s field by field: ' +
+      'a number sets a field, null removes it, a field left out is kept. Takes effect at once on this instance, within 30 s on others.',
+  })
+  @ApiOkResponse({ type: AccountDetailsDto })
+  @ApiBadRequestResponse({ type: ErrorBodyDto })
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  async update(@Param('accountId') accountId: string, @Body() dto: UpdateAccountDto): Promise<AccountDetailsDto> {
+    return AccountDetailsDto.fromAccount(await this.accounts.update(accountId, dto));
   }
 }

@@ -1,13 +1,14 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ApiKeysModule } from '../api-keys/api-keys.module';
+import { QuotasModule } from '../quotas/quotas.module';
 import { Account } from './account.entity';
 import { AccountsController } from './accounts.controller';
 import { AccountsService } from './accounts.service';
 import { OperatorBootstrap } from './operator-bootstrap';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Account]), ApiKeysModule],
+  imports: [TypeOrmModule.forFeature([Account]), ApiKeysModule, QuotasModule],
   controllers: [AccountsController],
   providers: [AccountsService, OperatorBootstrap],
   exports: [AccountsService],

@@ -3,9 +3,15 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import { AccountTier, AppConfigService } from '../config/app-config.service';
 import { ApiKey } from '../api-keys/api-key.entity';
+import { ApiKeyCache } from '../api-keys/api-key.cache';
 import { ApiKeysService } from '../api-keys/api-keys.service';
+import { AppException } from '../common/errors/app.exception';
 import { newId } from '../common/ids';
+import { AccountLimitsCache } from '../common/rate-limit/account-limits.cache';
+import { QuotaService } from '../quotas/quota.service';
 import { Account } from './account.entity';
+import { updateAccountSettings } from './account-settings';
+import type { UpdateAccountDto } from './dto/account.dto';
 
 /** Accounts (tenants) and the operator account (D-1, D-2). */
 @Injectable()
@@ -17,6 +23,9 @@ export class AccountsService {
     private readonly dataSource: DataSource,
     private readonly apiKeys: ApiKeysService,
     private readonly config: AppConfigService,
+    private readonly keyCache: ApiKeyCache,
+    private readonly limitsCache: AccountLimitsCache,
+    private readonly quotas: QuotaService,
   ) {}
 
   /** A new account comes with its first admin key; both commit together. */
@@ -39,6 +48,18 @@ export class AccountsService {
     return this.accounts.find({ order: { createdAt: 'ASC' } });
   }
 
+  /**
+   * The operator sets an account's tier, request limits (settings.limits) and quotas (settings.quotas). Keys
+   * carry the tier (ApiKeyCache), the limiter and the quotas cache the settings: all are read again at once.
+   */
+  async update(accountId: string, dto: UpdateAccountDto): Promise<Account> {
+    const account = await updateAccountSettings(this.dataSource, accountId, { limits: dto.limits, quotas: dto.quotas }, dto.tier);
+    if (!account) throw AppException.notFound('Account', accountId);
+    this.limitsCache.forget(accountId);
+    this.quotas.accountChanged(accountId);
+    await this.keyCache.invalidate('*');
+    return account;
+  }
 
   /**
    * Makes sure the operator account exists and holds `secret` as an admin key (BOOTSTRAP_ADMIN_KEY), or

@@ -4,6 +4,7 @@ import type { AuthContext } from '../common/auth/auth-context';
 import { Auth } from '../common/auth/auth.decorator';
 import { CurrentAuth } from '../common/auth/current-auth.decorator';
 import { IdempotencyClaimOf, Idempotent } from '../common/idempotency/idempotent.decorator';
+import { ApiQuotaExceededResponse } from '../quotas/quota-docs';
 import type { IdempotencyClaim } from '../common/idempotency/idempotency.store';
 import { BatchSendDto, BatchSendResponseDto } from './batch/batch-send.dto';
 import { BatchSendsService } from './batch/batch-sends.service';
@@ -45,6 +46,7 @@ export class EmailController {
   @ApiOperation({ summary: 'Send an email', description: SEND_DESCRIPTION })
   @ApiExtraModels(SendEmailResponseDto, ListSendAcceptedDto)
   @ApiOkResponse({ schema: { oneOf: [{ $ref: getSchemaPath(SendEmailResponseDto) }, { $ref: getSchemaPath(ListSendAcceptedDto) }] } })
+  @ApiQuotaExceededResponse()
   send(
     @CurrentAuth() auth: AuthContext,
     @Body() dto: SendEmailDto,
@@ -60,6 +62,7 @@ export class EmailController {
   @Idempotent()
   @ApiOperation({ summary: 'Send one message to each of up to 500 recipients', description: BATCH_DESCRIPTION })
   @ApiOkResponse({ type: BatchSendResponseDto })
+  @ApiQuotaExceededResponse()
   batch(
     @CurrentAuth() auth: AuthContext,
     @Body() dto: BatchSendDto,

@@ -219,6 +219,7 @@ export class EmailService {
       await reservation?.release();
       throw err;
     }
+    reservation?.committed();
     for (const { message } of acceptance.messages) {
       void this.queue.enqueue({ messageId: message.id, priority: message.priority, notBefore: message.scheduledFor });
     }

@@ -94,6 +94,7 @@ describe('Every operation of the OpenAPI document, under generated input', () =>
     messageId: [],
     keyId: [],
     cursor: [],
+    tenantId: [],
   };
 
   /** What the operations may have deleted or renamed comes back before the next operation. */
@@ -109,7 +110,9 @@ describe('Every operation of the OpenAPI document, under generated input', () =>
 
   beforeAll(async () => {
     t = await createTestApp({ env: { DOMAIN_VERIFICATION: 'skip', APP_ROLE: 'api', RATE_LIMIT_ENABLED: 'false' } });
-    ({ adminKey } = await createAccount(t, 'Fuzzed'));
+    let accountId: string;
+    ({ adminKey, accountId } = await createAccount(t, 'Fuzzed'));
+    known.tenantId = [accountId, 'acc_unknown'];
     ({ key: usageKey } = await createKey(t, adminKey, { keyType: 'usage' }));
     const admin = bearer(adminKey);
     await t.http.post('/domains').set(admin).send({ domain: 'example.com' }).expect(201);

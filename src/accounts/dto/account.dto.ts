@@ -1,5 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Length } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsObject, IsOptional, IsString, Length, Max, Min, ValidateNested } from 'class-validator';
+import { MAX_QUOTA_VALUE } from '../../quotas/quota-policy';
 import type { AccountTier } from '../../config/app-config.service';
 import { CreatedApiKeyDto } from '../../api-keys/dto/api-key-response.dto';
 import type { Account } from '../account.entity';
@@ -67,3 +69,103 @@ export class AccountListDto {
   count: number;
 }
 
+
+const SETTING = { type: Number, nullable: true, minimum: 1, maximum: MAX_QUOTA_VALUE } as const;
+const NULL_REMOVES = 'null removes it (back to the plan’s); leaving it out keeps it.';
+
+/** settings.limits (D-11): the account's request limits, laid over its plan's. */
+export class AccountLimitsPatchDto {
+  @ApiPropertyOptional({ ...SETTING, example: 100_000, description: `Requests per hour; ${NULL_REMOVES}` })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_QUOTA_VALUE)
+  requests_per_hour?: number | null;
+
+  @ApiPropertyOptional({ ...SETTING, example: 2000, description: `Requests per minute; ${NULL_REMOVES}` })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_QUOTA_VALUE)
+  requests_per_minute?: number | null;
+
+  @ApiPropertyOptional({ ...SETTING, example: 4000, description: `Token bucket capacity; ${NULL_REMOVES}` })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_QUOTA_VALUE)
+  burst?: number | null;
+}
+
+/** settings.quotas (D-13): the account's quotas, laid over its plan's (an enterprise account has none until set). */
+export class AccountQuotasPatchDto {
+  @ApiPropertyOptional({ ...SETTING, example: 1_000_000, description: `Emails (accepted recipients) per calendar month; ${NULL_REMOVES}` })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_QUOTA_VALUE)
+  emails_per_month?: number | null;
+
+  @ApiPropertyOptional({ ...SETTING, example: 5000, description: `Accepted form submissions per UTC hour; ${NULL_REMOVES}` })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_QUOTA_VALUE)
+  form_submissions_per_hour?: number | null;
+
+  @ApiPropertyOptional({ ...SETTING, example: 50_000, description: `Accepted form submissions per UTC day; ${NULL_REMOVES}` })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_QUOTA_VALUE)
+  form_submissions_per_day?: number | null;
+}
+
+/** PATCH /admin/accounts/{accountId}: the operator sets an account's tier and its custom limits and quotas. */
+export class UpdateAccountDto {
+  @ApiPropertyOptional({ enum: TIERS, description: 'A paid billing subscription also moves an account to pro (and cancelling back to free)' })
+  @IsOptional()
+  @IsIn(TIERS)
+  tier?: AccountTier;
+
+  @ApiPropertyOptional({ type: AccountLimitsPatchDto, nullable: true, description: 'Request limits (settings.limits); null removes them all' })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => AccountLimitsPatchDto)
+  limits?: AccountLimitsPatchDto | null;
+
+  @ApiPropertyOptional({ type: AccountQuotasPatchDto, nullable: true, description: 'Quotas (settings.quotas); null removes them all' })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => AccountQuotasPatchDto)
+  quotas?: AccountQuotasPatchDto | null;
+}
+
+/** An account with the settings the operator and its admins set (each object holds only the fields set). */
+export class AccountDetailsDto extends AccountDto {
+  @ApiProperty({ type: AccountLimitsPatchDto, description: 'settings.limits: request limits laid over the plan’s' })
+  limits: Record<string, number>;
+
+  @ApiProperty({ type: AccountQuotasPatchDto, description: 'settings.quotas: quotas laid over the plan’s' })
+  quotas: Record<string, number>;
+
+  @ApiProperty({
+    type: 'object',
+    properties: { hourly: { type: 'number' }, daily: { type: 'number' }, monthly: { type: 'number' } },
+    description: 'settings.global_limits, set by the account’s own admins (PATCH /settings)',
+  })
+  global_limits: Record<string, number>;
+
+  static fromAccount(account: Account): AccountDetailsDto {
+    const settings = account.settings ?? {};
+    const object = (value: unknown) => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, number>) : {});
+    return {
+      ...AccountDto.from(account),
+      limits: object(settings.limits),
+      quotas: object(settings.quotas),
+      global_limits: object(settings.global_limits),
+    };
+  }
+}

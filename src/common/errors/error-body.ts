@@ -11,7 +11,7 @@ export class ErrorDetailDto {
   @ApiPropertyOptional({
     description:
       'Machine-readable particulars: `fields: [{field, message}]` for validation errors; ' +
-      '`limit, remaining, reset_time, retry_after, scope` for rate limits.',
+      '`limit, remaining, reset_time, retry_after, scope` for rate limits (quotas add `quota, window, requested`).',
     type: 'object',
     additionalProperties: true,
   })

@@ -8,7 +8,7 @@ function childField(parent: string, property: string): string {
   return parent ? `${parent}.${property}` : property;
 }
 
-function flatten(errors: ValidationError[], parent = ''): { field: string; message: string }[] {
+export function flatten(errors: ValidationError[], parent = ''): { field: string; message: string }[] {
   return errors.flatMap((error) => {
     const field = childField(parent, error.property);
     const own = Object.values(error.constraints ?? {}).map((message) => ({ field, message }));

@@ -28,4 +28,9 @@ export class AccountLimitsCache {
     this.entries.set(accountId, { limits, until: now + TTL_MS });
     return limits;
   }
+
+  /** The operator changed the account's limits: read them again on the next request (other instances within 30 s). */
+  forget(accountId: string): void {
+    this.entries.delete(accountId);
+  }
 }

@@ -20,6 +20,6 @@ import { RateLimitStorage } from './rate-limit.storage';
     }),
   ],
   providers: [RateLimitStorage, RateLimitService, RateLimitClock, AccountLimitsCache],
-  exports: [RateLimitStorage, RateLimitService, RateLimitClock],
+  exports: [RateLimitStorage, RateLimitService, RateLimitClock, AccountLimitsCache],
 })
 export class RateLimitModule {}

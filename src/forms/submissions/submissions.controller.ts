@@ -20,6 +20,7 @@ import { AppException } from '../../common/errors/app.exception';
 import { ErrorBodyDto } from '../../common/errors/error-body';
 import { ErrorCode } from '../../common/errors/error-code';
 import { Idempotent } from '../../common/idempotency/idempotent.decorator';
+import { QUOTA_429_DESCRIPTION } from '../../quotas/quota-docs';
 import { ChallengeDto } from '../spam/challenge.dto';
 import { ChallengeService } from '../spam/challenge.service';
 import { ReceivedFile, SubmissionUploadsInterceptor } from '../uploads/submission-uploads';
@@ -81,7 +82,10 @@ function SubmissionRouteDocs(summary: string): MethodDecorator {
       ApiForbiddenResponse({ type: ErrorBodyDto, description: 'ORIGIN_NOT_ALLOWED, or a public key of another domain' }),
       ApiNotFoundResponse({ type: ErrorBodyDto, description: 'No such form (another account’s form is the same 404)' }),
       ApiConflictResponse({ type: ErrorBodyDto, description: 'The form has nowhere to deliver to, or an Idempotency-Key conflict' }),
-      ApiTooManyRequestsResponse({ type: ErrorBodyDto, description: 'The form’s per-IP limit (10 an hour unless the form sets rateLimit)' }),
+      ApiTooManyRequestsResponse({
+        type: ErrorBodyDto,
+        description: `The form’s per-IP limit (10 an hour unless the form sets rateLimit); or ${QUOTA_429_DESCRIPTION}`,
+      }),
     ]) {
       decorator(target, key, descriptor);
     }

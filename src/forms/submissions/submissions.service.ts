@@ -12,6 +12,7 @@ import { RateLimitService } from '../../common/rate-limit/rate-limit.service';
 import { AppConfigService } from '../../config/app-config.service';
 import type { CompanionStatement, MessageWithEvents } from '../../email/email.repository';
 import { ComposedEmail, EmailService, Mailbox } from '../../email/email.service';
+import { withFormQuotaMessage } from '../../quotas/form-quota-message';
 import { TemplatesService } from '../../templates/templates.service';
 import { renderAcknowledgment, renderNotification, SubmissionEmailContext } from '../emails/submission-emails';
 import { Form } from '../form.entity';
@@ -144,7 +145,7 @@ export class SubmissionsService {
     } catch (err) {
       // The form was deleted while this post used a copy found a moment before.
       if (foreignKeyViolation(err)) throw AppException.notFound('Form', form.id);
-      throw err;
+      throw withFormQuotaMessage(err, form.settings.rate_limiting);
     }
     if (idempotency) idempotency.recorded = true;
     return { answer, redirect: this.redirectOf(form, control, origin, originAllowed), corsOrigin: originAllowed ? origin!.origin : null };

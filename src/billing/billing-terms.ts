@@ -1,0 +1,96 @@
+import type { AccountTier } from '../config/app-config.service';
+import { freeMonthlyEmails } from '../quotas/quota-policy';
+import type { PlanCatalog } from './plans';
+import type { SubscriptionStatus } from './billing-subscription.entity';
+
+/** `none`: the tenant never subscribed. */
+export type BillingStatus = SubscriptionStatus | 'none';
+
+/** What a tenant pays in the current month, and for which emails. */
+export interface BillingTerms {
+  /** The subscription's plan; without one `free`, or the tier the operator granted (`pro`, `enterprise`). */
+  plan: string;
+  status: BillingStatus;
+  monthlyFeeCents: number;
+  /** Emails the month includes; null when nothing limits or bills them (a tier granted outside billing). */
+  includedEmails: number | null;
+  /** 0 where emails beyond the included ones are not billed (Free). */
+  overageCentsPer1000: number;
+}
+
+export interface CurrentPeriod {
+  emailsSent: number;
+  emailsIncluded: number | null;
+  overage: number;
+  /** In currency units, to the cent. */
+  overageCost: number;
+}
+
+/**
+ * The terms of a tenant. An active subscription decides them, for the whole calendar month (D-32; a plan
+ * changed mid-month applies to all of it). Without one the account's tier does: Free includes its D-13 quota
+ * and bills nothing; a pro or enterprise tier without a subscription was granted by the operator and is not
+ * billed. A subscription whose plan the catalog no longer names is not billed either (and logged at start).
+ */
+export function termsOf(input: {
+  tier: AccountTier;
+  accountCreatedAt: Date;
+  /** The tenant's active subscription, else its latest one, else null. */
+  subscription: { plan: string; status: SubscriptionStatus } | null;
+  catalog: PlanCatalog;
+  now: Date;
+}): BillingTerms {
+  const { subscription } = input;
+  if (subscription?.status === 'active') {
+    const plan = input.catalog.get(subscription.plan);
+    return plan
+      ? {
+          plan: plan.name,
+          status: 'active',
+          monthlyFeeCents: plan.monthlyFeeCents,
+          includedEmails: plan.includedEmails,
+          overageCentsPer1000: plan.overageCentsPer1000,
+        }
+      : { plan: subscription.plan, status: 'active', monthlyFeeCents: 0, includedEmails: null, overageCentsPer1000: 0 };
+  }
+  const status: BillingStatus = subscription ? 'canceled' : 'none';
+  if (input.tier === 'free') {
+    return {
+      plan: 'free',
+      status,
+      monthlyFeeCents: 0,
+      includedEmails: freeMonthlyEmails(input.accountCreatedAt, input.now),
+      overageCentsPer1000: 0,
+    };
+  }
+  return { plan: input.tier, status, monthlyFeeCents: 0, includedEmails: null, overageCentsPer1000: 0 };
+}
+
+/** The month's numbers under `terms` once `emailsSent` emails were sent in it. */
+export function periodOf(terms: BillingTerms, emailsSent: number): CurrentPeriod {
+  const overage = terms.includedEmails === null ? 0 : Math.max(0, emailsSent - terms.includedEmails);
+  return {
+    emailsSent,
+    emailsIncluded: terms.includedEmails,
+    overage,
+    overageCost: centsToAmount(overageCostCents(overage, terms.overageCentsPer1000)),
+  };
+}
+
+/**
+ * Overage is charged pro rata per email (1,500 emails at 1.00 per 1,000 cost 1.50), rounded half up to the
+ * cent once, on the month's total. BigInt: emails × rate may pass 2^53.
+ */
+export function overageCostCents(overage: number, centsPer1000: number): number {
+  if (overage <= 0 || centsPer1000 <= 0) return 0;
+  return Number((BigInt(overage) * BigInt(centsPer1000) + 500n) / 1000n);
+}
+
+export function centsToAmount(cents: number): number {
+  return cents / 100;
+}
+
+/** The first instant of the UTC calendar month of `now`: billing periods are calendar months. */
+export function monthStart(now: Date): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+}

@@ -1,0 +1,123 @@
+import { Body, Controller, Delete, Get, HttpCode, Patch, Post, Query } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBody,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { AuthContext } from '../common/auth/auth-context';
+import { Auth } from '../common/auth/auth.decorator';
+import { CurrentAuth } from '../common/auth/current-auth.decorator';
+import { ErrorBodyDto } from '../common/errors/error-body';
+import { Idempotent } from '../common/idempotency/idempotent.decorator';
+import { BillingService } from './billing.service';
+import { BillingInfoDto, PlanListDto } from './dto/billing-info.dto';
+import { CreateCustomerDto, CustomerDto } from './dto/customer.dto';
+import { ChangeSubscriptionDto, CreateSubscriptionDto, SubscriptionDto } from './dto/subscription.dto';
+import { OptionalTenantDto, tenantIdOf } from './dto/tenant.dto';
+import { RecordUsageDto, UsageResponseDto } from './dto/usage.dto';
+
+const TENANT_404 = 'The tenant is unknown, or not the calling key’s account (only operator keys bill other accounts)';
+
+@ApiTags('Billing')
+@Controller('api/billing')
+export class BillingController {
+  constructor(private readonly billing: BillingService) {}
+
+  @Get('plans')
+  @Auth({ keyTypes: ['admin'], permission: 'billing.read' })
+  @ApiOperation({ summary: 'The plans a subscription may name', description: 'The built-in catalog (D-32) or the one of BILLING_PLANS_FILE.' })
+  @ApiOkResponse({ type: PlanListDto })
+  plans(): PlanListDto {
+    return PlanListDto.from(this.billing.plans());
+  }
+
+  @Post('customer')
+  @Auth({ keyTypes: ['admin'], permission: 'billing.write' })
+  @ApiOperation({
+    summary: 'Create the tenant’s billing customer',
+    description: 'One per tenant: a second one is 409 CONFLICT (details.customerId names the first).',
+  })
+  @ApiCreatedResponse({ type: CustomerDto })
+  @ApiNotFoundResponse({ description: TENANT_404, type: ErrorBodyDto })
+  @ApiConflictResponse({ description: 'The tenant has a customer already', type: ErrorBodyDto })
+  async createCustomer(@CurrentAuth() auth: AuthContext, @Body() dto: CreateCustomerDto): Promise<CustomerDto> {
+    return CustomerDto.from(await this.billing.createCustomer(auth, dto.tenantId, dto));
+  }
+
+  @Post('subscription')
+  @Auth({ keyTypes: ['admin'], permission: 'billing.write' })
+  @ApiOperation({
+    summary: 'Subscribe the tenant to a plan',
+    description:
+      'Moves the account to the pro tier (an enterprise account stays enterprise). An unknown plan is 400 listing the plans ' +
+      '(details.plans); 409 CONFLICT when the tenant has no customer yet or a subscription is active already.',
+  })
+  @ApiCreatedResponse({ type: SubscriptionDto })
+  @ApiBadRequestResponse({ description: 'Not a plan of the catalog', type: ErrorBodyDto })
+  @ApiNotFoundResponse({ description: TENANT_404, type: ErrorBodyDto })
+  @ApiConflictResponse({ description: 'No customer yet, or a subscription is active already', type: ErrorBodyDto })
+  async subscribe(@CurrentAuth() auth: AuthContext, @Body() dto: CreateSubscriptionDto): Promise<SubscriptionDto> {
+    return SubscriptionDto.from(await this.billing.subscribe(auth, dto.tenantId, dto.plan));
+  }
+
+  @Patch('subscription/change')
+  @Auth({ keyTypes: ['admin'], permission: 'billing.write' })
+  @ApiOperation({
+    summary: 'Change the active subscription’s plan',
+    description: 'The new plan’s fee and included emails apply to the whole current month. The current plan again is a no-op (200).',
+  })
+  @ApiOkResponse({ type: SubscriptionDto })
+  @ApiBadRequestResponse({ description: 'Not a plan of the catalog', type: ErrorBodyDto })
+  @ApiNotFoundResponse({ description: `${TENANT_404}; or no active subscription`, type: ErrorBodyDto })
+  async change(@CurrentAuth() auth: AuthContext, @Body() dto: ChangeSubscriptionDto): Promise<SubscriptionDto> {
+    return SubscriptionDto.from(await this.billing.changePlan(auth, dto.tenantId, dto.newPlan));
+  }
+
+  @Delete('subscription')
+  @Auth({ keyTypes: ['admin'], permission: 'billing.write' })
+  @ApiOperation({
+    summary: 'Cancel the active subscription',
+    description:
+      'At once: the account is back on the Free tier and quotas (an enterprise account stays enterprise). ' +
+      'tenantId in the JSON body or the query.',
+  })
+  @ApiBody({ type: OptionalTenantDto, required: false })
+  @ApiOkResponse({ type: SubscriptionDto })
+  @ApiNotFoundResponse({ description: `${TENANT_404}; or no active subscription`, type: ErrorBodyDto })
+  async cancel(@CurrentAuth() auth: AuthContext, @Body() body: OptionalTenantDto, @Query() query: OptionalTenantDto): Promise<SubscriptionDto> {
+    return SubscriptionDto.from(await this.billing.cancel(auth, tenantIdOf(body, query)));
+  }
+
+  @Post('usage')
+  @HttpCode(200)
+  @Auth({ keyTypes: ['admin'], permission: 'billing.write' })
+  @Idempotent()
+  @ApiOperation({
+    summary: 'Record emails sent outside Mailroom',
+    description: 'Added to the current hour’s usage, never refused by a quota; counts towards the month’s included emails and overage.',
+  })
+  @ApiOkResponse({ type: UsageResponseDto })
+  @ApiNotFoundResponse({ description: TENANT_404, type: ErrorBodyDto })
+  async recordUsage(@CurrentAuth() auth: AuthContext, @Body() dto: RecordUsageDto): Promise<UsageResponseDto> {
+    return UsageResponseDto.from(dto.emailCount, await this.billing.recordUsage(auth, dto.tenantId, dto.emailCount));
+  }
+
+  @Get('info')
+  @Auth({ keyTypes: ['admin'], permission: 'billing.read' })
+  @ApiOperation({
+    summary: 'The tenant’s plan, fee and current month',
+    description: 'tenantId in the JSON body (as the spec has it) or the query. The period is the current UTC calendar month.',
+  })
+  @ApiBody({ type: OptionalTenantDto, required: false })
+  @ApiOkResponse({ type: BillingInfoDto })
+  @ApiNotFoundResponse({ description: TENANT_404, type: ErrorBodyDto })
+  async info(@CurrentAuth() auth: AuthContext, @Body() body: OptionalTenantDto, @Query() query: OptionalTenantDto): Promise<BillingInfoDto> {
+    return BillingInfoDto.from(await this.billing.info(auth, tenantIdOf(body, query)));
+  }
+}
+

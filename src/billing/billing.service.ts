@@ -1,0 +1,236 @@
+import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { DataSource, EntityManager, Not, Repository } from 'typeorm';
+import { Account } from '../accounts/account.entity';
+import { ApiKeyCache } from '../api-keys/api-key.cache';
+import type { AuthContext } from '../common/auth/auth-context';
+import { AppException } from '../common/errors/app.exception';
+import { ErrorCode } from '../common/errors/error-code';
+import { uniqueViolation } from '../common/errors/unique-violation';
+import { newId } from '../common/ids';
+import type { AccountTier } from '../config/app-config.service';
+import { QuotaService } from '../quotas/quota.service';
+import { BillingCustomer } from './billing-customer.entity';
+import { BillingSubscription } from './billing-subscription.entity';
+import { type BillingTerms, type CurrentPeriod, monthStart, periodOf, termsOf } from './billing-terms';
+import { PlanCatalog } from './plans';
+
+/** Who calls: billing reads only the account and whether it is the operator's. */
+export type BillingCaller = Pick<AuthContext, 'accountId' | 'isOperator'>;
+
+export interface TenantUsage {
+  periodEmails: number;
+  totalEmails: number;
+  lastEmailAt: Date | null;
+}
+
+export interface BillingSummary {
+  account: Account;
+  customer: BillingCustomer | null;
+  terms: BillingTerms;
+  period: CurrentPeriod;
+  usage: TenantUsage;
+}
+
+/**
+ * Customers, subscriptions and usage of tenants (D-32). A tenant is an account: an admin key bills its own
+ * account, an operator admin key any account; every other tenant id is answered 404 like an unknown one
+ * (D-1). A subscription moves the account's tier (D-11) in the same transaction.
+ */
+@Injectable()
+export class BillingService implements OnApplicationBootstrap {
+  private readonly logger = new Logger(BillingService.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @InjectRepository(BillingCustomer) private readonly customers: Repository<BillingCustomer>,
+    @InjectRepository(BillingSubscription) private readonly subscriptions: Repository<BillingSubscription>,
+    private readonly catalog: PlanCatalog,
+    private readonly quotas: QuotaService,
+    private readonly keyCache: ApiKeyCache,
+  ) {}
+
+  /** A plans file that dropped a plan still subscribed to leaves those subscriptions unbilled: say so at start. */
+  async onApplicationBootstrap(): Promise<void> {
+    try {
+      const rows: { plan: string; n: number }[] = await this.dataSource.query(
+        `SELECT plan, count(*)::int AS n FROM billing_subscriptions WHERE status = 'active' GROUP BY plan`,
+      );
+      for (const { plan, n } of rows.filter((row) => !this.catalog.get(row.plan))) {
+        this.logger.warn(`${n} active subscription(s) name the plan ${plan}, which the plan catalog no longer has: they are not billed`);
+      }
+    } catch (err) {
+      this.logger.warn(`Could not check the active subscriptions' plans: ${(err as Error).message}`);
+    }
+  }
+
+  plans(): PlanCatalog {
+    return this.catalog;
+  }
+
+  /** The tenant's customer; a second one for the same tenant is 409. */
+  async createCustomer(caller: BillingCaller, tenantId: string, input: { email: string; name: string }): Promise<BillingCustomer> {
+    const account = await this.tenant(caller, tenantId);
+    const customer = this.customers.create({ id: newId('cus'), accountId: account.id, email: input.email, name: input.name.trim() });
+    try {
+      await this.customers.insert(customer);
+    } catch (err) {
+      if (uniqueViolation(err) !== 'UQ_billing_customers_account') throw err;
+      const existing = await this.customers.findOneBy({ accountId: account.id });
+      throw new AppException(ErrorCode.Conflict, `Tenant ${tenantId} has a billing customer already`, { customerId: existing?.id });
+    }
+    return this.customers.findOneByOrFail({ id: customer.id, accountId: account.id });
+  }
+
+  /**
+   * Subscribes the tenant's customer to a plan and moves the account to the pro tier (enterprise stays),
+   * in one transaction. 409 without a customer, or when a subscription is active already (also when two
+   * creations race: the partial unique index lets one through).
+   */
+  async subscribe(caller: BillingCaller, tenantId: string, planName: string): Promise<BillingSubscription> {
+    this.requirePlan('plan', planName);
+    const account = await this.tenant(caller, tenantId);
+    let result: { subscription: BillingSubscription; tierChanged: boolean };
+    try {
+      result = await this.dataSource.transaction(async (manager) => {
+        const customer = await manager.findOneBy(BillingCustomer, { accountId: account.id });
+        if (!customer) {
+          throw new AppException(
+            ErrorCode.Conflict,
+            `Tenant ${tenantId} has no billing customer: create it with POST /api/billing/customer first`,
+          );
+        }
+        const id = newId('subs');
+        await manager.insert(BillingSubscription, {
+          id,
+          accountId: account.id,
+          customerId: customer.id,
+          plan: planName,
+          status: 'active',
+          canceledAt: null,
+        });
+        const tierChanged = await this.moveTier(manager, account.id, 'pro');
+        return { subscription: await manager.findOneByOrFail(BillingSubscription, { id, accountId: account.id }), tierChanged };
+      });
+    } catch (err) {
+      if (uniqueViolation(err) !== 'UQ_billing_subscriptions_active') throw err;
+      const active = await this.subscriptions.findOneBy({ accountId: account.id, status: 'active' });
+      throw new AppException(
+        ErrorCode.Conflict,
+        `Tenant ${tenantId} has an active subscription already: change its plan with PATCH /api/billing/subscription/change`,
+        { subscriptionId: active?.id },
+      );
+    }
+    await this.accountChanged(account.id, result.tierChanged);
+    return result.subscription;
+  }
+
+  /** Moves the active subscription to another plan from now on; the same plan changes nothing. 404 without one. */
+  async changePlan(caller: BillingCaller, tenantId: string, newPlan: string): Promise<BillingSubscription> {
+    this.requirePlan('newPlan', newPlan);
+    const account = await this.tenant(caller, tenantId);
+    const { subscription, changed } = await this.dataSource.transaction(async (manager) => {
+      const active = await this.lockActive(manager, account.id, tenantId);
+      if (active.plan === newPlan) return { subscription: active, changed: false };
+      await manager.update(BillingSubscription, { id: active.id, accountId: account.id }, { plan: newPlan });
+      return { subscription: await manager.findOneByOrFail(BillingSubscription, { id: active.id, accountId: account.id }), changed: true };
+    });
+    if (changed) await this.accountChanged(account.id, false);
+    return subscription;
+  }
+
+  /** Cancels the active subscription at once and moves the account back to Free (enterprise stays). 404 without one. */
+  async cancel(caller: BillingCaller, tenantId: string): Promise<BillingSubscription> {
+    const account = await this.tenant(caller, tenantId);
+    const { subscription, tierChanged } = await this.dataSource.transaction(async (manager) => {
+      const active = await this.lockActive(manager, account.id, tenantId);
+      await manager.update(BillingSubscription, { id: active.id, accountId: account.id }, { status: 'canceled', canceledAt: () => 'now()' });
+      const tierChanged = await this.moveTier(manager, account.id, 'free');
+      return { subscription: await manager.findOneByOrFail(BillingSubscription, { id: active.id, accountId: account.id }), tierChanged };
+    });
+    await this.accountChanged(account.id, tierChanged);
+    return subscription;
+  }
+
+  /** Records emails sent elsewhere (never refused: it already happened) and answers the month so far. */
+  async recordUsage(caller: BillingCaller, tenantId: string, emailCount: number): Promise<BillingSummary> {
+    const account = await this.tenant(caller, tenantId);
+    await this.quotas.recordReported(account.id, emailCount);
+    return this.summaryOf(account, new Date());
+  }
+
+  /** The tenant's plan, fee and the current UTC calendar month's emails, overage and its cost. */
+  async info(caller: BillingCaller, tenantId: string, now = new Date()): Promise<BillingSummary> {
+    return this.summaryOf(await this.tenant(caller, tenantId), now);
+  }
+
+  private async summaryOf(account: Account, now: Date): Promise<BillingSummary> {
+    const [customer, subscription, usage] = await Promise.all([
+      this.customers.findOneBy({ accountId: account.id }),
+      this.latestSubscription(account.id),
+      this.usageOf(account.id, now),
+    ]);
+    const terms = termsOf({ tier: account.tier, accountCreatedAt: account.createdAt, subscription, catalog: this.catalog, now });
+    return { account, customer, terms, period: periodOf(terms, usage.periodEmails), usage };
+  }
+
+  /** The active subscription, else the latest canceled one, else null. */
+  private async latestSubscription(accountId: string): Promise<BillingSubscription | null> {
+    const active = await this.subscriptions.findOneBy({ accountId, status: 'active' });
+    if (active) return active;
+    return this.subscriptions.findOne({ where: { accountId, status: Not('active') }, order: { createdAt: 'DESC', id: 'DESC' } });
+  }
+
+  private async usageOf(accountId: string, now: Date): Promise<TenantUsage> {
+    const rows: { period_emails: string; total_emails: string; last_email_at: Date | null }[] = await this.dataSource.query(
+      `SELECT COALESCE(SUM(emails) FILTER (WHERE hour >= $2), 0)::text AS period_emails,
+              COALESCE(SUM(emails), 0)::text AS total_emails,
+              MAX(last_email_at) AS last_email_at
+         FROM account_usage_hourly WHERE account_id = $1`,
+      [accountId, monthStart(now)],
+    );
+    const row = rows[0];
+    return { periodEmails: Number(row.period_emails), totalEmails: Number(row.total_emails), lastEmailAt: row.last_email_at };
+  }
+
+  /**
+   * The account `tenantId` names, if the caller may bill it: its own, or any with an operator key. A
+   * foreign id is answered exactly like an unknown one, without a query.
+   */
+  private async tenant(caller: BillingCaller, tenantId: string): Promise<Account> {
+    const mayBill = tenantId === caller.accountId || caller.isOperator;
+    const account = mayBill ? await this.dataSource.getRepository(Account).findOneBy({ id: tenantId }) : null;
+    if (!account) throw AppException.notFound('Tenant', tenantId);
+    return account;
+  }
+
+  private requirePlan(field: string, name: string): void {
+    if (this.catalog.get(name)) return;
+    const plans = this.catalog.names;
+    const message = `${field} must be one of the following values: ${plans.join(', ')}`;
+    throw new AppException(ErrorCode.ValidationFailed, `Request validation failed: ${field}: ${message}`, { fields: [{ field, message }], plans });
+  }
+
+  private async lockActive(manager: EntityManager, accountId: string, tenantId: string): Promise<BillingSubscription> {
+    const active = await manager.findOne(BillingSubscription, { where: { accountId, status: 'active' }, lock: { mode: 'pessimistic_write' } });
+    if (!active) throw new AppException(ErrorCode.NotFound, `Tenant ${tenantId} has no active subscription`);
+    return active;
+  }
+
+  /** Sets the account's tier unless it is enterprise (D-11: set by the operator, billing never moves it); true if it moved. */
+  private async moveTier(manager: EntityManager, accountId: string, tier: AccountTier): Promise<boolean> {
+    const result = await manager
+      .createQueryBuilder()
+      .update(Account)
+      .set({ tier })
+      .where('id = :accountId AND tier <> :enterprise AND tier <> :tier', { accountId, enterprise: 'enterprise', tier })
+      .execute();
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** After the commit: rate limits read the tier through the key cache, quotas through their own. */
+  private async accountChanged(accountId: string, tierChanged: boolean): Promise<void> {
+    if (tierChanged) await this.keyCache.invalidate('*');
+    this.quotas.accountChanged(accountId);
+  }
+}

@@ -1,0 +1,106 @@
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import type Redis from 'ioredis';
+import { allFulfilled, MicroBatch } from '../common/micro-batch';
+import { AppConfigService } from '../config/app-config.service';
+import { RedisService } from '../redis/redis.service';
+import type { QuotaRule } from './quota-policy';
+import { QUOTA_ADJUST_LUA, QUOTA_RESERVE_LUA } from './quota.script';
+
+type QuotaConnection = Redis & {
+  quotaReserve(keyCount: number, ...args: (string | number)[]): Promise<number[]>;
+  quotaAdjust(keyCount: number, ...args: (string | number)[]): Promise<number>;
+};
+
+/** values: each counter's, after the reservation (reserved), as it is (refused), or -1 where missing. */
+export interface ReserveReply {
+  status: 'reserved' | 'refused' | 'missing';
+  values: number[];
+}
+
+export interface Reservation {
+  rules: readonly QuotaRule[];
+  /** Values to set missing counters to (-1: report it missing instead). */
+  inits?: readonly number[];
+}
+
+/** Reservations that arrive while a call runs wait for the next one; so busy periods share round trips. */
+const MAX_BATCH = 200;
+const MAX_CONCURRENT_CALLS = 4;
+const STATUS: Record<number, ReserveReply['status']> = { 1: 'reserved', 0: 'refused', [-1]: 'missing' };
+
+/**
+ * The quota counters in Redis, on a connection of their own that never queues (like the limiter's): when
+ * Redis is away a call fails at once, or after RATE_LIMIT_REDIS_TIMEOUT_MS, and QuotaService checks against
+ * PostgreSQL instead. Concurrent reservations share one script call.
+ */
+@Injectable()
+export class QuotaStore implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(QuotaStore.name);
+  readonly connection: QuotaConnection;
+  private readonly reservations = new MicroBatch<Reservation, ReserveReply>((batch) => this.reserveBatch(batch), MAX_BATCH, MAX_CONCURRENT_CALLS);
+
+  constructor(redis: RedisService, config: AppConfigService) {
+    this.connection = redis.connect('quotas', {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: config.env.RATE_LIMIT_REDIS_TIMEOUT_MS,
+    }) as QuotaConnection;
+    this.connection.defineCommand('quotaReserve', { lua: QUOTA_RESERVE_LUA });
+    this.connection.defineCommand('quotaAdjust', { lua: QUOTA_ADJUST_LUA });
+  }
+
+  async onModuleInit(): Promise<void> {
+    try {
+      await this.connection.connect();
+    } catch (err) {
+      this.logger.warn(`Quotas cannot reach Redis yet (${(err as Error).message}): checking against PostgreSQL until they can`);
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.connection.quit().catch(() => undefined);
+  }
+
+  /** Adds every rule's cost if all of them allow it (sharing a call with concurrent reservations). */
+  reserve(rules: readonly QuotaRule[]): Promise<ReserveReply> {
+    return this.reservations.submit({ rules });
+  }
+
+  /** Decides the reservations in turn in one call of their own: nothing else runs between them. */
+  async reserveTogether(reservations: Reservation[]): Promise<ReserveReply[]> {
+    return (await this.reserveBatch(reservations)).map((outcome) => (outcome as PromiseFulfilledResult<ReserveReply>).value);
+  }
+
+  private async reserveBatch(batch: Reservation[]): Promise<PromiseSettledResult<ReserveReply>[]> {
+    const keys: string[] = [];
+    const args: (string | number)[] = [batch.length];
+    for (const { rules, inits } of batch) {
+      args.push(rules.length);
+      rules.forEach((rule, i) => {
+        keys.push(rule.key);
+        args.push(rule.limit, rule.cost, inits ? inits[i] : -1, rule.ttlMs);
+      });
+    }
+    const reply = await this.connection.quotaReserve(keys.length, ...keys, ...args);
+    let at = 0;
+    return allFulfilled(
+      batch.map(({ rules }): ReserveReply => {
+        const status = STATUS[reply[at]];
+        const values = reply.slice(at + 1, at + 1 + rules.length);
+        at += 1 + rules.length;
+        return { status, values };
+      }),
+    );
+  }
+
+  /** Adds `amounts[i]` to counter `keys[i]` where it exists. */
+  async adjust(keys: readonly string[], amounts: readonly number[]): Promise<void> {
+    if (keys.length === 0) return;
+    await this.connection.quotaAdjust(keys.length, ...keys, ...amounts);
+  }
+
+  async drop(keys: readonly string[]): Promise<void> {
+    if (keys.length) await this.connection.unlink(...keys);
+  }
+}
