@@ -89,8 +89,3 @@ export function overageCostCents(overage: number, centsPer1000: number): number 
 export function centsToAmount(cents: number): number {
   return cents / 100;
 }
-
-/** The first instant of the UTC calendar month of `now`: billing periods are calendar months. */
-export function monthStart(now: Date): Date {
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-}

@@ -9,27 +9,22 @@ import { ErrorCode } from '../common/errors/error-code';
 import { uniqueViolation } from '../common/errors/unique-violation';
 import { newId } from '../common/ids';
 import type { AccountTier } from '../config/app-config.service';
+import { AccountUsageRepository, type EmailTotals } from '../quotas/account-usage.repository';
 import { QuotaService } from '../quotas/quota.service';
 import { BillingCustomer } from './billing-customer.entity';
 import { BillingSubscription } from './billing-subscription.entity';
-import { type BillingTerms, type CurrentPeriod, monthStart, periodOf, termsOf } from './billing-terms';
+import { type BillingTerms, type CurrentPeriod, periodOf, termsOf } from './billing-terms';
 import { PlanCatalog } from './plans';
 
 /** Who calls: billing reads only the account and whether it is the operator's. */
 export type BillingCaller = Pick<AuthContext, 'accountId' | 'isOperator'>;
-
-export interface TenantUsage {
-  periodEmails: number;
-  totalEmails: number;
-  lastEmailAt: Date | null;
-}
 
 export interface BillingSummary {
   account: Account;
   customer: BillingCustomer | null;
   terms: BillingTerms;
   period: CurrentPeriod;
-  usage: TenantUsage;
+  usage: EmailTotals;
 }
 
 /**
@@ -47,6 +42,7 @@ export class BillingService implements OnApplicationBootstrap {
     @InjectRepository(BillingSubscription) private readonly subscriptions: Repository<BillingSubscription>,
     private readonly catalog: PlanCatalog,
     private readonly quotas: QuotaService,
+    private readonly usage: AccountUsageRepository,
     private readonly keyCache: ApiKeyCache,
   ) {}
 
@@ -168,10 +164,10 @@ export class BillingService implements OnApplicationBootstrap {
     const [customer, subscription, usage] = await Promise.all([
       this.customers.findOneBy({ accountId: account.id }),
       this.latestSubscription(account.id),
-      this.usageOf(account.id, now),
+      this.usage.emailTotals(account.id, now.getTime()),
     ]);
     const terms = termsOf({ tier: account.tier, accountCreatedAt: account.createdAt, subscription, catalog: this.catalog, now });
-    return { account, customer, terms, period: periodOf(terms, usage.periodEmails), usage };
+    return { account, customer, terms, period: periodOf(terms, usage.monthEmails), usage };
   }
 
   /** The active subscription, else the latest canceled one, else null. */
@@ -179,18 +175,6 @@ export class BillingService implements OnApplicationBootstrap {
     const active = await this.subscriptions.findOneBy({ accountId, status: 'active' });
     if (active) return active;
     return this.subscriptions.findOne({ where: { accountId, status: Not('active') }, order: { createdAt: 'DESC', id: 'DESC' } });
-  }
-
-  private async usageOf(accountId: string, now: Date): Promise<TenantUsage> {
-    const rows: { period_emails: string; total_emails: string; last_email_at: Date | null }[] = await this.dataSource.query(
-      `SELECT COALESCE(SUM(emails) FILTER (WHERE hour >= $2), 0)::text AS period_emails,
-              COALESCE(SUM(emails), 0)::text AS total_emails,
-              MAX(last_email_at) AS last_email_at
-         FROM account_usage_hourly WHERE account_id = $1`,
-      [accountId, monthStart(now)],
-    );
-    const row = rows[0];
-    return { periodEmails: Number(row.period_emails), totalEmails: Number(row.total_emails), lastEmailAt: row.last_email_at };
   }
 
   /**

@@ -13,7 +13,16 @@ interface UsageRow {
   month_submissions: string;
 }
 
-/** account_usage_hourly as the quotas read it: what PostgreSQL holds is what was accepted (D-16). */
+/** An account's emails as billing reads them. */
+export interface EmailTotals {
+  /** In the current UTC calendar month. */
+  monthEmails: number;
+  /** Ever. */
+  totalEmails: number;
+  lastEmailAt: Date | null;
+}
+
+/** account_usage_hourly as quotas and billing read it: what PostgreSQL holds is what was accepted (D-16). */
 @Injectable()
 export class AccountUsageRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -38,6 +47,19 @@ export class AccountUsageRepository {
       day: { emails: Number(row.day_emails), submissions: Number(row.day_submissions) },
       month: { emails: Number(row.month_emails), submissions: Number(row.month_submissions) },
     };
+  }
+
+  /** The account's emails of the UTC calendar month holding `nowMs`, of all time, and when the last was accepted. */
+  async emailTotals(accountId: string, nowMs: number): Promise<EmailTotals> {
+    const rows: { month_emails: string; total_emails: string; last_email_at: Date | null }[] = await this.dataSource.query(
+      `SELECT COALESCE(sum(emails) FILTER (WHERE hour >= $2), 0)::bigint AS month_emails,
+              COALESCE(sum(emails), 0)::bigint AS total_emails,
+              max(last_email_at) AS last_email_at
+         FROM account_usage_hourly WHERE account_id = $1`,
+      [accountId, new Date(windowOf('month', nowMs).startMs)],
+    );
+    const row = rows[0];
+    return { monthEmails: Number(row.month_emails), totalEmails: Number(row.total_emails), lastEmailAt: row.last_email_at };
   }
 
   /** Adds reported emails to the account's row of the current hour (the statement acceptances use). */

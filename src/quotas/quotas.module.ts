@@ -13,6 +13,6 @@ import { QuotaStore } from './quota.store';
   imports: [TypeOrmModule.forFeature([AccountUsage])],
   controllers: [AccountSettingsController],
   providers: [QuotaService, QuotaStore, QuotaAccountsCache, AccountUsageRepository, AccountSettingsService],
-  exports: [QuotaService],
+  exports: [QuotaService, AccountUsageRepository],
 })
 export class QuotasModule {}
