@@ -19,6 +19,8 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
   private readonly logger = new Logger(EmailSweeper.name);
   private timer?: NodeJS.Timeout;
   private running?: Promise<number>;
+  /** A sweep of everything up to this time asked for while another ran: it runs when that one ends. */
+  private sweepAfterwards?: Date;
 
   constructor(
     private readonly repository: EmailRepository,
@@ -39,13 +41,23 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   private runSweep(olderThan?: Date): void {
-    if (this.running) return;
+    if (this.running) {
+      // A periodic sweep under way (perhaps begun while Redis was away) only takes messages older than
+      // EMAIL_SWEEP_AFTER_MS: the sweep of everything asked for now must still run after it.
+      if (olderThan) this.sweepAfterwards = olderThan;
+      return;
+    }
     this.running = this.sweep(olderThan)
       .catch((err: Error) => {
         this.logger.warn(`Sweep failed: ${err.message}`);
         return 0;
       })
-      .finally(() => (this.running = undefined));
+      .finally(() => {
+        this.running = undefined;
+        const next = this.sweepAfterwards;
+        this.sweepAfterwards = undefined;
+        if (next) this.runSweep(next);
+      });
   }
 
   async onApplicationShutdown(): Promise<void> {

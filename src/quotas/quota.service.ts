@@ -234,6 +234,9 @@ export class QuotaService implements OnModuleInit {
       // Reservations that find a counter missing in this turn join; replies Redis already sent register their holds.
       await new Promise((resolve) => setImmediate(resolve));
       load.open = false;
+      // Checks against PostgreSQL still under way (queued while Redis was away, or in the moment it came back)
+      // are not held yet: once decided they are, and the rows must include them before the counter is set.
+      await this.databaseTurns.get(accountId);
       await this.heldSettled(accountId);
       const usage = await this.usage.windows(accountId, nowMs);
       const replies = await this.redisCall(() =>
