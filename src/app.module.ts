@@ -15,6 +15,7 @@ import { DatabaseModule } from './database/database.module';
 import { DomainsModule } from './domains/domains.module';
 import { EmailModule } from './email/email.module';
 import { FormsModule } from './forms/forms.module';
+import { ForwardingModule } from './forwarding/forwarding.module';
 import { SubmissionsModule } from './forms/submissions/submissions.module';
 import { HealthModule } from './health/health.module';
 import { ListsModule } from './lists/lists.module';
@@ -65,6 +66,7 @@ export class AppModule {
         QuotasModule,
         BillingModule,
         AnalyticsModule,
+        ForwardingModule.register(options.config),
         // Last: its POST /{domain}/{form} would shadow any two-segment POST registered after it.
         SubmissionsModule.register(options.config),
       ],

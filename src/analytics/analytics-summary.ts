@@ -30,11 +30,13 @@ export const NO_EMAIL: EmailCounts = {
   clickedMachine: 0,
 };
 
-/** One UTC date's sums of both rollups. */
+/** One UTC date's sums of every rollup. */
 export interface DayCounts extends EmailCounts {
   date: string;
   submissions: number;
   spam: number;
+  /** Messages received for forwarding (inbound_messages rows). */
+  forwarded: number;
 }
 
 /** The email counts of a window from its days: the days hold every hour of the window, each once. */
@@ -80,6 +82,7 @@ export function dailySeries(window: AnalyticsWindow, days: DayCounts[]): DailyAn
       unsubscribes: d?.unsubscribed ?? 0,
       submissions: d?.submissions ?? 0,
       spam_blocked: d?.spam ?? 0,
+      forwarded: d?.forwarded ?? 0,
     };
   });
 }

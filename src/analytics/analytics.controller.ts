@@ -13,7 +13,7 @@ const COUNTING =
   'people’s (machine_opens and machine_clicks apart: privacy proxies, scanners, hits within seconds of sending), ' +
   'unique_opens and unique_clicks the messages a person opened or clicked (once each). Rates are percent of ' +
   'emails_sent (delivered, unique_opens, unique_clicks), 2 decimals, 0 when nothing was sent. Every message of the ' +
-  'account counts, form notifications included.';
+  'account counts, form notifications and forwarded messages included.';
 
 @ApiTags('Analytics')
 @Controller()
@@ -24,7 +24,9 @@ export class AnalyticsController {
   @Auth({ keyTypes: ['admin', 'usage'], permission: 'analytics.read' })
   @ApiOperation({
     summary: 'Email analytics summary',
-    description: `Counts and rates of the account's email over a period (default last_30_days) or from/to. ${COUNTING}`,
+    description:
+      `Counts and rates of the account's email over a period (default last_30_days) or from/to, and the messages ` +
+      `received for forwarding. ${COUNTING}`,
   })
   @ApiOkResponse({ type: EmailAnalyticsDto })
   email(@CurrentAuth() auth: AuthContext, @Query() query: EmailAnalyticsQueryDto): Promise<EmailAnalyticsDto> {
@@ -34,10 +36,10 @@ export class AnalyticsController {
   @Get('analytics')
   @Auth({ keyTypes: ['admin'], permission: 'analytics.read' })
   @ApiOperation({
-    summary: 'Account analytics: email, forms and a daily series',
+    summary: 'Account analytics: email, forms, forwarding and a daily series',
     description:
-      `The email summary, form submissions (accepted and held; spam_blocked apart) per form, and one row per UTC date ` +
-      `of the range (default last_30_days), zeros included. ${COUNTING}`,
+      `The email summary, form submissions (accepted and held; spam_blocked apart) per form, messages received for ` +
+      `forwarding per domain, and one row per UTC date of the range (default last_30_days), zeros included. ${COUNTING}`,
   })
   @ApiOkResponse({ type: AnalyticsOverviewDto })
   overview(@CurrentAuth() auth: AuthContext, @Query() query: AnalyticsQueryDto): Promise<AnalyticsOverviewDto> {

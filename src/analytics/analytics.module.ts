@@ -4,8 +4,9 @@ import { AnalyticsRepository } from './analytics.repository';
 import { AnalyticsService } from './analytics.service';
 
 /**
- * Email and form analytics answered from hourly rollups kept as events happen (`/email/analytics`, `/analytics`).
- * The rollups are written by triggers in PostgreSQL (migration CreateAnalyticsRollups), not by this module.
+ * Email, form and forwarding analytics answered from hourly rollups kept as events happen (`/email/analytics`,
+ * `/analytics`). The rollups are written by triggers in PostgreSQL (migrations CreateAnalyticsRollups and
+ * CreateForwardingStats), not by this module.
  */
 @Module({
   controllers: [AnalyticsController],

@@ -13,6 +13,13 @@ export interface FormCounts {
   spam: number;
 }
 
+/** One forwarding domain's messages in a window. */
+export interface ForwardingCounts {
+  domain: string;
+  received: number;
+  recipients: number;
+}
+
 /** Sums come back as bigint or numeric text (null over no rows); the numbers are far below 2^53. */
 function numbers<K extends string>(row: Record<string, unknown>, keys: readonly K[]): Record<K, number> {
   return Object.fromEntries(keys.map((key) => [key, Number(row[key] ?? 0)])) as Record<K, number>;
@@ -45,14 +52,16 @@ const EMAIL_SUMS =
  * The rows of a rollup pair within a window: `$1` the account, `$2`-`$3` the whole days (daily table), `$4`-`$5`
  * and `$6`-`$7` the hours at either end (hourly table); `day` is the UTC date of every row.
  */
-const inWindow = (prefix: 'email' | 'form', columns: string) => `
+const inWindow = (prefix: 'email' | 'form' | 'forwarding', columns: string) => `
   SELECT day, ${columns} FROM ${prefix}_stats_daily
   WHERE account_id = $1 AND day >= $2::date AND day < $3::date
   UNION ALL
   SELECT (hour AT TIME ZONE 'UTC')::date, ${columns} FROM ${prefix}_stats_hourly
   WHERE account_id = $1 AND ((hour >= $4 AND hour < $5) OR (hour >= $6 AND hour < $7))`;
 
-const EMAIL_COUNTS = `SELECT ${EMAIL_SUMS} FROM (${inWindow('email', EMAIL_COLUMNS)}) r`;
+const EMAIL_COUNTS = `
+  SELECT ${EMAIL_SUMS}, (SELECT sum(received) FROM (${inWindow('forwarding', 'received')}) w) AS "forwarded"
+  FROM (${inWindow('email', EMAIL_COLUMNS)}) r`;
 
 const FORM_COUNTS = `
   SELECT r.form_id AS "formId", f.name, sum(r.submissions) AS "submissions", sum(r.spam) AS "spam"
@@ -61,12 +70,21 @@ const FORM_COUNTS = `
   GROUP BY r.form_id, f.name
   ORDER BY sum(r.submissions) DESC, sum(r.spam) DESC, r.form_id`;
 
+const FORWARDING_COUNTS = `
+  SELECT domain, sum(received) AS "received", sum(recipients) AS "recipients"
+  FROM (${inWindow('forwarding', 'domain, received, recipients')}) r
+  GROUP BY domain
+  ORDER BY sum(received) DESC, sum(recipients) DESC, domain`;
+
 const DAY_COUNTS = `
-  SELECT to_char(day, 'YYYY-MM-DD') AS "date", ${EMAIL_SUMS}, sum(submissions) AS "submissions", sum(spam) AS "spam"
+  SELECT to_char(day, 'YYYY-MM-DD') AS "date", ${EMAIL_SUMS}, sum(submissions) AS "submissions", sum(spam) AS "spam",
+    sum(forwarded) AS "forwarded"
   FROM (
-    SELECT *, 0 AS submissions, 0 AS spam FROM (${inWindow('email', EMAIL_COLUMNS)}) e
+    SELECT *, 0 AS submissions, 0 AS spam, 0 AS forwarded FROM (${inWindow('email', EMAIL_COLUMNS)}) e
     UNION ALL
-    SELECT day, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, submissions, spam FROM (${inWindow('form', 'submissions, spam')}) f
+    SELECT day, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, submissions, spam, 0 FROM (${inWindow('form', 'submissions, spam')}) f
+    UNION ALL
+    SELECT day, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, received FROM (${inWindow('forwarding', 'received')}) w
   ) d
   GROUP BY day
   ORDER BY day`;
@@ -79,7 +97,7 @@ function windowParams(accountId: string, window: AnalyticsWindow): unknown[] {
 /**
  * Reads the rollups of one account; never the events. A window is its whole UTC days from the daily rollups and
  * the hours at its ends from the hourly ones, so a query reads at most a row per day plus 46 hours (per form for
- * forms), whatever the traffic.
+ * forms, per domain for forwarding), whatever the traffic.
  */
 @Injectable()
 export class AnalyticsRepository {
@@ -96,9 +114,10 @@ export class AnalyticsRepository {
     return (await pool.query({ name, text, values })).rows;
   }
 
-  async emailCounts(accountId: string, window: AnalyticsWindow): Promise<EmailCounts> {
+  /** The email counts, and the messages received for forwarding in the same statement (one round trip). */
+  async emailCounts(accountId: string, window: AnalyticsWindow): Promise<EmailCounts & { forwarded: number }> {
     const [row] = await this.prepared('analytics_email_counts', EMAIL_COUNTS, windowParams(accountId, window));
-    return numbers(row, EMAIL_KEYS);
+    return numbers(row, [...EMAIL_KEYS, 'forwarded'] as const);
   }
 
   /** Forms with submissions or spam in the window, most submissions first. */
@@ -107,9 +126,15 @@ export class AnalyticsRepository {
     return rows.map((row) => ({ formId: row.formId as string, name: row.name as string, ...numbers(row, ['submissions', 'spam'] as const) }));
   }
 
-  /** Both rollups summed per UTC date, for the dates that have a row; every email column, so the days also give the window's sums. */
+  /** Forwarding domains that received mail in the window, most messages first. */
+  async forwardingCounts(accountId: string, window: AnalyticsWindow): Promise<ForwardingCounts[]> {
+    const rows = await this.prepared('analytics_forwarding_counts', FORWARDING_COUNTS, windowParams(accountId, window));
+    return rows.map((row) => ({ domain: row.domain as string, ...numbers(row, ['received', 'recipients'] as const) }));
+  }
+
+  /** Every rollup summed per UTC date, for the dates that have a row; every email column, so the days also give the window's sums. */
   async dayCounts(accountId: string, window: AnalyticsWindow): Promise<DayCounts[]> {
     const rows = await this.prepared('analytics_day_counts', DAY_COUNTS, windowParams(accountId, window));
-    return rows.map((row) => ({ date: row.date as string, ...numbers(row, [...EMAIL_KEYS, 'submissions', 'spam'] as const) }));
+    return rows.map((row) => ({ date: row.date as string, ...numbers(row, [...EMAIL_KEYS, 'submissions', 'spam', 'forwarded'] as const) }));
   }
 }

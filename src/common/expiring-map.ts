@@ -19,4 +19,8 @@ export class ExpiringMap<K, V> {
     if (this.entries.size >= this.maxEntries) this.entries.clear();
     this.entries.set(key, { value, expires: Date.now() + this.ttlMs });
   }
+
+  delete(key: K): void {
+    this.entries.delete(key);
+  }
 }

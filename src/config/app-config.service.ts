@@ -1,5 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { Injectable, Logger } from '@nestjs/common';
 import { EnvSchema, validateEnv } from './env.schema';
@@ -15,6 +16,11 @@ export class AppConfigService {
   constructor(env: EnvSchema = validateEnv(process.env)) {
     this.env = env;
     this.encryptionKey = resolveEncryptionKey(env);
+  }
+
+  /** A 32-byte key for one purpose (`info`, versioned), derived from ENCRYPTION_KEY with HKDF-SHA256. */
+  derivedKey(info: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.encryptionKey, Buffer.alloc(0), info, 32));
   }
 
   static fromEnv(overrides: Record<string, string | undefined> = {}): AppConfigService {
@@ -38,6 +44,16 @@ export class AppConfigService {
     }
     const host = new URL(this.publicUrl).hostname;
     return { name: '', address: `forms@${host.includes('.') ? host : `${host}.localhost`}` };
+  }
+
+  /** RETURN_PATH_DOMAIN, or the PUBLIC_URL host (lower-cased). */
+  get returnPathDomain(): string {
+    return (this.env.RETURN_PATH_DOMAIN ?? new URL(this.publicUrl).hostname).toLowerCase();
+  }
+
+  /** INBOUND_SMTP_HOSTNAME, or the machine's host name. */
+  get inboundHostname(): string {
+    return this.env.INBOUND_SMTP_HOSTNAME ?? hostname();
   }
 
   get keyPrefix(): string {

@@ -237,11 +237,57 @@ export class EnvSchema {
   @Max(5000)
   LIST_SEND_BATCH_SIZE = 500;
 
+  /** Port of the inbound SMTP server (forwarding, bounces; D-31), run by workers. 0: no inbound server. */
   @Transform(toInt)
   @IsInt()
   @Min(0)
   @Max(65535)
   INBOUND_SMTP_PORT = 2525;
+
+  /** Address the inbound SMTP server listens on. */
+  @IsString()
+  INBOUND_SMTP_HOST = '0.0.0.0';
+
+  /** The name the inbound server gives in its greeting and in the Received header it adds. Empty: the machine's host name. */
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9.-]{1,253}$/, { message: 'INBOUND_SMTP_HOSTNAME must be a host name' })
+  INBOUND_SMTP_HOSTNAME?: string = undefined;
+
+  /** Largest message the inbound server takes (bigger: 552 at DATA). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1024)
+  @Max(100 * 1024 * 1024)
+  INBOUND_SMTP_MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
+
+  /** An inbound connection silent this long (waiting for a command or for data) is closed. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  INBOUND_SMTP_TIMEOUT_MS = 60_000;
+
+  /** Inbound connections one client address may hold open at once; more get 421. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  INBOUND_SMTP_MAX_CONNECTIONS_PER_IP = 20;
+
+  /** PEM files of the inbound server's certificate and key: with both, it offers STARTTLS. */
+  @IsOptional()
+  @IsString()
+  INBOUND_SMTP_TLS_CERT?: string = undefined;
+
+  @IsOptional()
+  @IsString()
+  INBOUND_SMTP_TLS_KEY?: string = undefined;
+
+  /**
+   * Domain of the VERP return path of every outgoing message (`bounces+<token>@<domain>`): its MX must point
+   * at the inbound server, which takes the bounces sent there. Empty: the PUBLIC_URL host.
+   */
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9.-]{1,253}$/, { message: 'RETURN_PATH_DOMAIN must be a domain name' })
+  RETURN_PATH_DOMAIN?: string = undefined;
 
   /**
    * Sender of the emails Mailroom writes itself for forms without a domain of their own (stand-alone,

@@ -11,6 +11,7 @@ import { DeliverableMessage, EmailRepository, NewEvent } from './email.repositor
 import { composeMime } from './message-content';
 import { AWAITING_DELIVERY, MessageStatus } from './message.entity';
 import { ProviderHealth } from './provider-health';
+import { ReturnPaths } from './return-path';
 import { SendPacer } from './send-pacer';
 import { classifySmtpError } from './smtp-outcome';
 import { SuppressionLookup } from './suppression-lookup';
@@ -66,6 +67,7 @@ export class DeliveryService {
     private readonly outcomes: DeliveredOutcomes,
     private readonly providerHealth: ProviderHealth,
     private readonly trackingTokens: TrackingTokens,
+    private readonly returnPaths: ReturnPaths,
     @Inject(MAIL_TRANSPORT) private readonly transport: MailTransport,
   ) {}
 
@@ -97,12 +99,13 @@ export class DeliveryService {
     const outcome: AttemptOutcome = { pending: message.pendingRecipients, suppressed, accepted: [], rejected: [], response: '' };
     if (recipients.length === 0) return this.record(message, info, outcome);
 
-    const raw = await composeMime(message.id, message.headerMessageId, trackedContent(message, this.trackingTokens));
+    const raw = await this.source(message);
     await this.pacer.acquire(recipients.length);
     if (message.status === 'scheduled' && !(await this.repository.claimScheduled(message.id))) return; // cancelled meanwhile
 
     try {
-      const result = await this.transport.send({ messageId, from: message.fromAddress, recipients, raw, dkim });
+      const from = message.envelopeFrom ?? this.returnPaths.address(message.id);
+      const result = await this.transport.send({ messageId, from, recipients, raw, dkim });
       Object.assign(outcome, result);
       this.providerHealth.working();
     } catch (err) {
@@ -174,6 +177,17 @@ export class DeliveryService {
       );
     }
     if (status === 'deferred') throw new DeferredDelivery(lastError ?? 'deferred');
+  }
+
+  /**
+   * The bytes to send: a forwarded message as it was received, under the trace fields added when it was taken
+   * (D-31); any other composed from its content, tracked.
+   */
+  private async source(message: DeliverableMessage): Promise<Buffer> {
+    if (!message.inboundMessageId) return composeMime(message.id, message.headerMessageId, trackedContent(message, this.trackingTokens));
+    const received = await this.repository.receivedSource(message.inboundMessageId);
+    if (!received) throw new DeliveryError(`the received message ${message.inboundMessageId} is gone`);
+    return received;
   }
 
   /** Ends a message that must not go out at all. */

@@ -24,6 +24,7 @@ import { ListSendsController } from './list-sends/list-sends.controller';
 import { ListSendsService } from './list-sends/list-sends.service';
 import { PersonalMessages } from './personal-messages';
 import { ProviderHealthModule } from './provider-health.module';
+import { ReturnPaths } from './return-path';
 import { SendPacer } from './send-pacer';
 import { SuppressionLookup } from './suppression-lookup';
 import { MAIL_TRANSPORT, MailTransport } from './transport/mail-transport';
@@ -79,9 +80,10 @@ export class EmailModule {
         ListSendsService,
         ListSendQueue,
         BatchSendsService,
+        ReturnPaths,
         ...workerProviders,
       ],
-      exports: [EmailService, EmailRepository],
+      exports: [EmailService, EmailRepository, ReturnPaths],
     };
   }
 }

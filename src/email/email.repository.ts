@@ -30,6 +30,8 @@ export type DeliverableMessage = Pick<
   | 'sentAt'
   | 'tracking'
   | 'listId'
+  | 'envelopeFrom'
+  | 'inboundMessageId'
 >;
 
 interface DeliverableRow {
@@ -46,6 +48,8 @@ interface DeliverableRow {
   sent_at: Date | null;
   tracking: Message['tracking'];
   list_id: string | null;
+  envelope_from: string | null;
+  inbound_message_id: string | null;
 }
 
 export interface TransitionChanges {
@@ -129,6 +133,8 @@ export function meteringOf(acceptance: Acceptance): Metering | null {
 interface PendingAcceptance extends Acceptance {
   /** Each message's content as JSON, made once: it is written, and it weighs the batch. */
   contentJson: string[];
+  /** What the statement carries for it: the content, and the binary values of its companion rows (a received message). */
+  bytes: number;
 }
 
 /** Inserts that arrive while a flush runs wait for the next one; so busy periods commit many at once. */
@@ -175,7 +181,7 @@ interface AttemptEventRow {
 @Injectable()
 export class EmailRepository {
   private readonly inserts = new MicroBatch<PendingAcceptance, void>((batch) => this.insertBatch(batch), MAX_BATCH, MAX_CONCURRENT_FLUSHES, {
-    weigh: (item) => item.contentJson.reduce((sum, json) => sum + json.length, 0),
+    weigh: (item) => item.bytes,
     max: MAX_BATCH_BYTES,
   });
   private readonly deliveryLoads = new MicroBatch<string, DeliverableMessage | null>(
@@ -206,7 +212,9 @@ export class EmailRepository {
    * committed (a key used already fails this acceptance alone, with a unique violation on the record's key).
    */
   insert(acceptance: Acceptance): Promise<void> {
-    return this.inserts.submit({ ...acceptance, contentJson: acceptance.messages.map(({ message }) => JSON.stringify(message.content)) });
+    const contentJson = acceptance.messages.map(({ message }) => JSON.stringify(message.content));
+    const bytes = contentJson.reduce((sum, json) => sum + json.length, 0) + companionBytes(acceptance.statements ?? []);
+    return this.inserts.submit({ ...acceptance, contentJson, bytes });
   }
 
   /**
@@ -251,6 +259,8 @@ export class EmailRepository {
         m.templateName,
         m.systemSender ?? false,
         m.metadata === null || m.metadata === undefined ? null : JSON.stringify(m.metadata),
+        m.envelopeFrom ?? null,
+        m.inboundMessageId ?? null,
       ]),
     );
     const eventRows = messages.flatMap(({ message, events }) =>
@@ -262,7 +272,8 @@ export class EmailRepository {
       ...(messageRows.length
         ? [
             'INSERT INTO messages (id, account_id, status, from_address, from_domain, subject, recipients, pending_recipients, ' +
-              'suppressed_recipients, header_message_id, content, priority, scheduled_for, tracking, list_id, template_name, system_sender, metadata) ' +
+              'suppressed_recipients, header_message_id, content, priority, scheduled_for, tracking, list_id, template_name, system_sender, metadata, ' +
+              'envelope_from, inbound_message_id) ' +
               `VALUES ${messageRows.join(', ')}`,
           ]
         : []),
@@ -295,7 +306,7 @@ export class EmailRepository {
   private async loadForDelivery(messageIds: string[]): Promise<PromiseSettledResult<DeliverableMessage | null>[]> {
     const rows: DeliverableRow[] = await this.dataSource.query(
       'SELECT id, account_id, status, from_address, from_domain, system_sender, pending_recipients, header_message_id, content, attempts, sent_at, ' +
-        'tracking, list_id ' +
+        'tracking, list_id, envelope_from, inbound_message_id ' +
         'FROM messages WHERE id = ANY($1::varchar[])',
       [[...new Set(messageIds)]],
     );
@@ -318,9 +329,17 @@ export class EmailRepository {
         sentAt: row.sent_at,
         tracking: row.tracking,
         listId: row.list_id,
+        envelopeFrom: row.envelope_from,
+        inboundMessageId: row.inbound_message_id,
       };
       return { status: 'fulfilled', value };
     });
+  }
+
+  /** A received message as it is forwarded: its trace fields on top of the bytes received (D-31); null when gone. */
+  async receivedSource(inboundMessageId: string): Promise<Buffer | null> {
+    const rows: { trace: string; source: Buffer }[] = await this.dataSource.query('SELECT trace, source FROM inbound_messages WHERE id = $1', [inboundMessageId]);
+    return rows.length ? Buffer.concat([Buffer.from(rows[0].trace, 'latin1'), rows[0].source]) : null;
   }
 
   events(messageId: string): Promise<MessageEvent[]> {
@@ -620,6 +639,16 @@ export class EmailRepository {
 }
 
 /** The companions as statements: their rows grouped into one multi-row INSERT per table and columns. */
+/** The bytes of the binary values (Buffers) of companion rows. */
+function companionBytes(companions: CompanionStatement[]): number {
+  let bytes = 0;
+  for (const companion of companions) {
+    if (typeof companion === 'function') continue;
+    for (const value of Object.values(companion.values)) if (Buffer.isBuffer(value)) bytes += value.length;
+  }
+  return bytes;
+}
+
 function companionStatements(companions: CompanionStatement[], param: AddParam): string[] {
   const statements: string[] = [];
   const inserts = new Map<string, string[]>();

@@ -59,6 +59,21 @@ export interface ComposedEmail {
   attachments?: { filename: string; content: string; contentType: string }[];
 }
 
+/** A received message Mailroom forwards as it arrived (D-31): its bytes are in inbound_messages. */
+export interface ForwardedEmail {
+  inboundMessageId: string;
+  /** The forwarding domain, a verified domain of the account: its key signs the message. */
+  domain: string;
+  /** MAIL FROM: the SRS-rewritten sender, or '' for a bounce relayed back to its sender. */
+  envelopeFrom: string;
+  to: string[];
+  /** From the received header, for the message's status and listings. */
+  from: Mailbox;
+  subject: string;
+  /** The received Message-ID (with its angle brackets), or one made for it. */
+  headerMessageId: string;
+}
+
 /** The rules of sending (D-14 … D-19): the only writer of new messages. */
 @Injectable()
 export class EmailService {
@@ -104,10 +119,7 @@ export class EmailService {
       throw new AppException(ErrorCode.DomainNotVerified, `${fromDomain} is not a verified domain of this account`, { domain: fromDomain });
     }
 
-    const envelope = [...new Map([...to, ...cc, ...bcc].map((m) => [m.address.toLowerCase(), m.address])).values()];
-    const suppressedSet = await this.suppression.suppressedAmong(accountId, envelope);
-    const recipients = envelope.filter((address) => !suppressedSet.has(address.toLowerCase()));
-    const suppressed = envelope.filter((address) => suppressedSet.has(address.toLowerCase()));
+    const { recipients, suppressed } = await this.unsuppressed(accountId, [...to, ...cc, ...bcc].map((m) => m.address));
     if (recipients.length === 0) {
       throw new AppException(ErrorCode.AllRecipientsSuppressed, 'Every recipient is on the suppression list', { suppressed });
     }
@@ -162,25 +174,18 @@ export class EmailService {
    * when none remain. Nothing is written: `accept` does that, with whatever else the request commits.
    */
   async compose(accountId: string, email: ComposedEmail): Promise<MessageWithEvents | null> {
-    const envelope = [...new Map(email.to.map((address) => [address.toLowerCase(), address])).values()];
-    const suppressedSet = await this.suppression.suppressedAmong(accountId, envelope);
-    const recipients = envelope.filter((address) => !suppressedSet.has(address.toLowerCase()));
-    const suppressed = envelope.filter((address) => suppressedSet.has(address.toLowerCase()));
+    const { recipients, suppressed } = await this.unsuppressed(accountId, email.to);
     if (recipients.length === 0) return null;
 
     const id = newId('msg');
     const acceptedAt = new Date();
     const fromDomain = email.from.address.slice(email.from.address.lastIndexOf('@') + 1).toLowerCase();
-    const message = Object.assign(new Message(), {
-      id,
-      accountId,
-      status: 'queued',
+    const message = immediateMessage(accountId, id, {
       fromAddress: email.from.address,
       fromDomain,
       systemSender: email.systemSender,
       subject: email.subject,
       recipients,
-      pendingRecipients: recipients,
       suppressedRecipients: suppressed,
       headerMessageId: `<${id.slice(4)}@${fromDomain}>`,
       content: {
@@ -195,13 +200,38 @@ export class EmailService {
         attachments: email.attachments ?? [],
         date: acceptedAt.toISOString(),
       },
-      priority: 'normal',
-      scheduledFor: null,
-      tracking: null,
-      listId: null,
-      templateName: null,
-      metadata: null,
-    } satisfies Partial<Message>);
+    });
+    return { message, events: acceptanceEvents(suppressed, acceptedAt) };
+  }
+
+  /**
+   * The message forwarding a received one to its destinations (D-31), those on the account's suppression list
+   * dropped; null when none remain. Nothing is written: `accept` does that, with the received message.
+   */
+  async forwarded(accountId: string, email: ForwardedEmail): Promise<MessageWithEvents | null> {
+    const { recipients, suppressed } = await this.unsuppressed(accountId, email.to);
+    if (recipients.length === 0) return null;
+    const acceptedAt = new Date();
+    const message = immediateMessage(accountId, newId('msg'), {
+      fromAddress: email.from.address,
+      fromDomain: email.domain,
+      envelopeFrom: email.envelopeFrom,
+      inboundMessageId: email.inboundMessageId,
+      subject: email.subject,
+      recipients,
+      suppressedRecipients: suppressed,
+      headerMessageId: email.headerMessageId,
+      content: {
+        from: email.from,
+        to: recipients.map((address) => ({ name: '', address })),
+        cc: [],
+        replyTo: [],
+        subject: email.subject,
+        headers: {},
+        attachments: [],
+        date: acceptedAt.toISOString(),
+      },
+    });
     return { message, events: acceptanceEvents(suppressed, acceptedAt) };
   }
 
@@ -281,6 +311,16 @@ export class EmailService {
     return { subject: dto.subject!, text: dto.text, html: dto.html };
   }
 
+  /** The addresses (once each, compared case-insensitively) split by the account's suppression list. */
+  private async unsuppressed(accountId: string, addresses: string[]): Promise<{ recipients: string[]; suppressed: string[] }> {
+    const envelope = [...new Map(addresses.map((address) => [address.toLowerCase(), address])).values()];
+    const suppressedSet = await this.suppression.suppressedAmong(accountId, envelope);
+    return {
+      recipients: envelope.filter((address) => !suppressedSet.has(address.toLowerCase())),
+      suppressed: envelope.filter((address) => suppressedSet.has(address.toLowerCase())),
+    };
+  }
+
   private async verifiedDomain(accountId: string, name: string): Promise<Domain | null> {
     const cacheKey = `${accountId}/${name}`;
     const cached = this.domainCache.get(cacheKey);
@@ -291,6 +331,26 @@ export class EmailService {
     return domain;
   }
 
+}
+
+type ImmediateMessageFields = Pick<Message, 'fromAddress' | 'fromDomain' | 'subject' | 'recipients' | 'suppressedRecipients' | 'headerMessageId' | 'content'> &
+  Partial<Pick<Message, 'systemSender' | 'envelopeFrom' | 'inboundMessageId'>>;
+
+/** A message Mailroom makes itself (form mail, forwarding): queued now, untracked, of no list or template. */
+function immediateMessage(accountId: string, id: string, fields: ImmediateMessageFields): Message {
+  return Object.assign(new Message(), {
+    id,
+    accountId,
+    status: 'queued',
+    pendingRecipients: fields.recipients,
+    priority: 'normal',
+    scheduledFor: null,
+    tracking: null,
+    listId: null,
+    templateName: null,
+    metadata: null,
+    ...fields,
+  } satisfies Partial<Message>);
 }
 
 export function acceptanceEvents(suppressed: string[], at: Date): NewEvent[] {

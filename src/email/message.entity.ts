@@ -49,11 +49,22 @@ export class Message extends AccountOwned {
   @Column({ type: 'varchar', length: 12 })
   status: MessageStatus;
 
-  /** Envelope sender: the bare address of `from`. */
+  /** The bare address of `from`. */
   @Column({ type: 'varchar', length: 320 })
   fromAddress: string;
 
-  /** Lower-cased domain of `fromAddress`: whose DKIM key signs the message. */
+  /**
+   * The envelope sender (MAIL FROM) when it is not the VERP return path every other message has (D-31):
+   * forwarded mail's SRS address, or '' for a bounce relayed back to its sender (`MAIL FROM:<>`).
+   */
+  @Column({ type: 'varchar', length: 320, nullable: true })
+  envelopeFrom: string | null;
+
+  /** Forwarded mail: the received message whose bytes are sent as they arrived, instead of composing `content`. */
+  @Column({ type: 'varchar', length: 40, nullable: true })
+  inboundMessageId: string | null;
+
+  /** Lower-cased domain of `fromAddress` (forwarded mail: the forwarding domain): whose DKIM key signs the message. */
   @Column({ type: 'varchar', length: 253 })
   fromDomain: string;
 

@@ -15,6 +15,7 @@ export class ProviderEventsModule {
       imports: [EmailModule.register(config), SuppressionModule],
       controllers: [ProviderEventsController],
       providers: [ProviderEventsService, ProviderSignatureGuard],
+      exports: [ProviderEventsService],
     };
   }
 }

@@ -70,7 +70,8 @@ export class ProviderEventsService {
     }
   }
 
-  private async apply(events: ProviderEventDto[]): Promise<ProviderEventsResultDto> {
+  /** Applies events without the webhook-id check: a bounce report received by mail (D-31) comes here too. */
+  async apply(events: ProviderEventDto[]): Promise<ProviderEventsResultDto> {
     const references = events.map((e) => parseMessageReference(e.messageId));
     const found = await this.repository.findByReferences(
       references.flatMap((r) => ('id' in r ? [r.id] : [])),

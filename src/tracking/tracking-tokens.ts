@@ -1,4 +1,4 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AppConfigService } from '../config/app-config.service';
 
@@ -20,7 +20,7 @@ export class TrackingTokens {
   private readonly publicUrl: string;
 
   constructor(config: AppConfigService) {
-    this.key = Buffer.from(hkdfSync('sha256', config.encryptionKey, Buffer.alloc(0), 'mailroom tracking links v1', 32));
+    this.key = config.derivedKey('mailroom tracking links v1');
     this.publicUrl = config.publicUrl;
   }
 

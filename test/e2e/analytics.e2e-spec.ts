@@ -34,7 +34,9 @@ const ZERO_EMAIL = {
   unique_clicks: 0,
   machine_clicks: 0,
 };
-const ZERO_DAY = { emails_sent: 0, delivered: 0, bounced: 0, complaints: 0, opens: 0, clicks: 0, unsubscribes: 0, submissions: 0, spam_blocked: 0 };
+const ZERO_DAY = { emails_sent: 0, delivered: 0, bounced: 0, complaints: 0, opens: 0, clicks: 0, unsubscribes: 0, submissions: 0, spam_blocked: 0, forwarded: 0 };
+// Nothing here is received for forwarding (test/e2e/forwarding-analytics.e2e-spec.ts counts that).
+const NO_FORWARDING = { received: 0, recipients: 0, by_domain: [] };
 
 // Analytics (/email/analytics, /analytics) counted from the hourly rollups the database triggers keep: real sends
 // through the API to an SMTP sink, real tracking hits, signed provider events and form posts, then the answers are
@@ -123,7 +125,7 @@ describe('analytics', () => {
     it('answers zeros everywhere, rates 0, over the default last_30_days', async () => {
       const before = new Date();
       const res = await emailAnalytics(fresh.adminKey).expect(200);
-      expect(res.body).toEqual({ period: 'last_30_days', from: expect.any(String), to: expect.any(String), ...ZERO_EMAIL });
+      expect(res.body).toEqual({ period: 'last_30_days', from: expect.any(String), to: expect.any(String), ...ZERO_EMAIL, forwarded: 0 });
       expect(windowsOf('last_30_days', before)).toContainEqual({ from: res.body.from, to: res.body.to });
       expect(Object.keys(res.body).slice(0, 3)).toEqual(['period', 'from', 'to']);
     });
@@ -248,7 +250,7 @@ describe('analytics', () => {
 
     it('equals what the SMTP sink received and what the messages’ events show', async () => {
       const res = await emailAnalytics(acme.adminKey, { period: 'last_24_hours' }).expect(200);
-      expect(res.body).toEqual({ period: 'last_24_hours', from: expect.any(String), to: expect.any(String), ...EXPECTED });
+      expect(res.body).toEqual({ period: 'last_24_hours', from: expect.any(String), to: expect.any(String), ...EXPECTED, forwarded: 0 });
 
       // Every recipient the sink accepted for Acme (rejected RCPTs are not in the envelope).
       const received = sink.messages.flatMap((m) => m.envelope.rcptTo).filter((r) => r.includes(marker));
@@ -285,7 +287,7 @@ describe('analytics', () => {
       for (const period of ['last_7_days', 'last_30_days', 'last_90_days']) {
         const before = new Date();
         const res = await emailAnalytics(acme.adminKey, { period }).expect(200);
-        expect(res.body).toEqual({ period, from: expect.any(String), to: expect.any(String), ...EXPECTED });
+        expect(res.body).toEqual({ period, from: expect.any(String), to: expect.any(String), ...EXPECTED, forwarded: 0 });
         expect(windowsOf(period as 'last_7_days', before)).toContainEqual({ from: res.body.from, to: res.body.to });
       }
       const from = new Date(Date.now() - 2 * 3_600_000);
@@ -296,12 +298,13 @@ describe('analytics', () => {
         from: new Date(Math.floor(from.getTime() / 3_600_000) * 3_600_000).toISOString(),
         to: new Date(Math.ceil(to.getTime() / 3_600_000) * 3_600_000).toISOString(),
         ...EXPECTED,
+        forwarded: 0,
       });
     });
 
     it('counts nothing in a window before anything happened', async () => {
       const res = await emailAnalytics(acme.adminKey, { from: '2026-01-01T10:30:00Z', to: '2026-01-04' }).expect(200);
-      expect(res.body).toEqual({ period: 'custom', from: '2026-01-01T10:00:00.000Z', to: '2026-01-04T00:00:00.000Z', ...ZERO_EMAIL });
+      expect(res.body).toEqual({ period: 'custom', from: '2026-01-01T10:00:00.000Z', to: '2026-01-04T00:00:00.000Z', ...ZERO_EMAIL, forwarded: 0 });
     });
 
     it('never includes another account’s numbers, and shows that account its own', async () => {
@@ -315,6 +318,7 @@ describe('analytics', () => {
         opens: 1,
         unique_opens: 1,
         open_rate: 100,
+        forwarded: 0,
       });
       const page = await overview(other.adminKey).expect(200);
       expect(page.body.forms).toEqual({ submissions: 0, spam_blocked: 0, by_form: [] });
@@ -372,6 +376,7 @@ describe('analytics', () => {
           to: expect.any(String),
           email: EXPECTED,
           forms: { submissions: 2, spam_blocked: 1, by_form: [{ form_id: formId, name: 'Contact', submissions: 2, spam_blocked: 1 }] },
+          forwarding: NO_FORWARDING,
           daily: expect.any(Array),
         });
         const daily: (typeof ZERO_DAY & { date: string })[] = res.body.daily;
@@ -411,6 +416,7 @@ describe('analytics', () => {
           to: '2026-01-04T00:00:00.000Z',
           email: ZERO_EMAIL,
           forms: { submissions: 0, spam_blocked: 0, by_form: [] },
+          forwarding: NO_FORWARDING,
           daily: ['2026-01-01', '2026-01-02', '2026-01-03'].map((date) => ({ date, ...ZERO_DAY })),
         });
       });
@@ -466,9 +472,9 @@ describe('analytics', () => {
     expect(overviewRoute.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['from', 'range', 'to']);
     expect(email.parameters.find((p: { name: string }) => p.name === 'period').schema.enum).toEqual(['last_24_hours', 'last_7_days', 'last_30_days', 'last_90_days']);
     const summary = body.components.schemas.EmailAnalyticsDto;
-    expect(Object.keys(summary.properties).sort()).toEqual(['period', 'from', 'to', ...Object.keys(ZERO_EMAIL)].sort());
+    expect(Object.keys(summary.properties).sort()).toEqual(['period', 'from', 'to', ...Object.keys(ZERO_EMAIL), 'forwarded'].sort());
     expect(summary.properties.delivery_rate.description).toContain('0 when nothing was sent');
-    expect(Object.keys(body.components.schemas.AnalyticsOverviewDto.properties).sort()).toEqual(['daily', 'email', 'forms', 'from', 'range', 'to']);
+    expect(Object.keys(body.components.schemas.AnalyticsOverviewDto.properties).sort()).toEqual(['daily', 'email', 'forms', 'forwarding', 'from', 'range', 'to']);
   });
 
   describe('validation', () => {

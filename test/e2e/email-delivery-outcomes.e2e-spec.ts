@@ -102,12 +102,12 @@ describe('email delivery outcomes', () => {
     expect(afterData.events.map((e) => e.type)).toEqual(['queued', 'deferred', 'deferred', 'deferred', 'sent']);
     expect(afterData.events[1].detail).toContain('554 5.7.1 Message refused by policy');
 
-    const sender = `blocked-${unique()}@${domain}`;
     const mailFromRecipient = `dave-${unique()}@example.org`;
     const mailFromSubject = `sender ${unique()}`;
-    sink.rejectSender(sender, 550);
+    // The envelope sender is the message's VERP return path (D-31); nothing else of this suite is in flight now.
+    sink.rejectSender(/^bounces\+/, 550);
     try {
-      const id = await send({ from: sender, to: mailFromRecipient, subject: mailFromSubject });
+      const id = await send({ to: mailFromRecipient, subject: mailFromSubject });
       const deferred = await waitFor(`deferrals of ${id}`, () => statusOf(id), (s) => s.events.filter((e) => e.type === 'deferred').length >= 2);
       expect(deferred.status).toBe('deferred');
       expect(deferred.events[1].detail).toMatch(/MAIL FROM.*550 5\.7\.1 Sender not allowed/);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as dnsPromises } from 'node:dns';
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
+import { ReturnPaths } from '../../src/email/return-path';
 import { QueueName } from '../../src/queue/queue.constants';
 import { TestDnsServer, startDnsServer } from '../support/dns-server';
 import { createVerifiedDomain } from '../support/email-fixtures';
@@ -77,7 +78,9 @@ describe('email sending', () => {
     expect(res.body).toEqual({ success: true, messageId: expect.stringMatching(/^msg_/), status: 'queued' });
 
     const mail = await sink.waitFor((m) => m.parsed?.subject === subject);
-    expect(mail.envelope.mailFrom).toBe(`hello@${domain}`);
+    // The VERP return path (D-31): bounces come back to Mailroom, naming the message.
+    expect(mail.envelope.mailFrom).toBe(t.app.get(ReturnPaths).address(res.body.messageId));
+    expect(mail.envelope.mailFrom).toMatch(/^bounces\+[a-z2-7]+-[a-z2-7]+@mailroom\.test$/);
     expect(mail.envelope.rcptTo.sort()).toEqual(['ada@example.org', 'grace@example.org', 'hidden@example.org']);
     const parsed = mail.parsed!;
     expect(parsed.from?.value).toEqual([{ name: 'Acme', address: `hello@${domain}` }]);

@@ -24,7 +24,7 @@ export interface SmtpSink {
   /** RCPT TO for this address gets `code message` until cleared. */
   rejectRecipient(address: string, code: number, message?: string): void;
   /** MAIL FROM with this address gets `code message` until cleared (the provider refusing the sender). */
-  rejectSender(address: string, code: number, message?: string): void;
+  rejectSender(address: string | RegExp, code: number, message?: string): void;
   /** Clears the recipient and sender rejections. */
   clearRejections(): void;
   /**
@@ -58,7 +58,7 @@ export async function startSmtpSink(options: { parse?: boolean; auth?: boolean }
   const waiters: { predicate: (mail: ReceivedMail) => boolean; resolve: (mail: ReceivedMail) => void }[] = [];
   const failures: { code: number; message: string }[] = [];
   const rejections = new Map<string, { code: number; message: string }>();
-  const senderRejections = new Map<string, { code: number; message: string }>();
+  const senderRejections = new Map<string | RegExp, { code: number; message: string }>();
   const holds: { arrive: () => void; released: Promise<void> }[] = [];
   let authRejected = false;
   let refusing = false;
@@ -75,7 +75,8 @@ export async function startSmtpSink(options: { parse?: boolean; auth?: boolean }
       callback(null, { user: auth.username });
     },
     onMailFrom(address, _session, callback) {
-      const rejection = senderRejections.get(address.address.toLowerCase());
+      const sender = address.address.toLowerCase();
+      const rejection = [...senderRejections].find(([match]) => (typeof match === 'string' ? match === sender : match.test(sender)))?.[1];
       callback(rejection ? smtpError(rejection.code, rejection.message) : undefined);
     },
     onRcptTo(address, _session, callback) {
@@ -140,7 +141,7 @@ export async function startSmtpSink(options: { parse?: boolean; auth?: boolean }
       rejections.set(address.toLowerCase(), { code, message });
     },
     rejectSender: (address, code, message = code >= 500 ? '5.7.1 Sender not allowed' : '4.7.1 Try again later') => {
-      senderRejections.set(address.toLowerCase(), { code, message });
+      senderRejections.set(typeof address === 'string' ? address.toLowerCase() : address, { code, message });
     },
     clearRejections: () => {
       rejections.clear();

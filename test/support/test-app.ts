@@ -65,6 +65,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       RATE_LIMIT_ENABLED: 'false',
       // Free accounts' quotas (D-13) would trip suites that send a lot; the quota suites turn them on.
       QUOTAS_ENABLED: 'false',
+      // Parallel suites cannot all listen on 2525; the forwarding suites give a free port.
+      INBOUND_SMTP_PORT: '0',
       ...options.env,
     };
   }

@@ -57,6 +57,14 @@ export class EmailAnalyticsDto extends EmailSummaryDto {
 
   @ApiProperty({ format: 'date-time', description: 'End of the last hour counted (exclusive).' })
   to: string;
+
+  @ApiProperty({
+    example: 25,
+    description:
+      'Messages the inbound SMTP server received for forwarding (one per forwarding domain of an SMTP transaction). ' +
+      'What they became when forwarded counts in the fields above, as every message of the account does.',
+  })
+  forwarded: number;
 }
 
 export class FormCountsDto {
@@ -82,6 +90,31 @@ export class FormsSummaryDto {
 
   @ApiProperty({ type: [FormCountsDto], description: 'Forms with a submission (or spam) in the window, most submissions first. A deleted form’s numbers go with it.' })
   by_form: FormCountsDto[];
+}
+
+export class ForwardingDomainCountsDto {
+  @ApiProperty({ example: 'acme.com', description: 'The forwarding domain the message was received for.' })
+  domain: string;
+
+  @ApiProperty({ example: 20, description: 'Messages received for the domain.' })
+  received: number;
+
+  @ApiProperty({ example: 31, description: 'Their envelope recipients (RCPT TO) on the domain.' })
+  recipients: number;
+}
+
+export class ForwardingSummaryDto {
+  @ApiProperty({ example: 25, description: 'Messages the inbound SMTP server received for forwarding (one per forwarding domain of an SMTP transaction).' })
+  received: number;
+
+  @ApiProperty({ example: 38, description: 'Their envelope recipients (RCPT TO), summed.' })
+  recipients: number;
+
+  @ApiProperty({
+    type: [ForwardingDomainCountsDto],
+    description: 'Domains that received mail in the window, most messages first. A deleted domain keeps the mail it received.',
+  })
+  by_domain: ForwardingDomainCountsDto[];
 }
 
 export class DailyAnalyticsDto {
@@ -114,6 +147,9 @@ export class DailyAnalyticsDto {
 
   @ApiProperty({ example: 0 })
   spam_blocked: number;
+
+  @ApiProperty({ example: 3, description: 'Messages received for forwarding (forwarding.received of the day).' })
+  forwarded: number;
 }
 
 export class AnalyticsOverviewDto {
@@ -131,6 +167,9 @@ export class AnalyticsOverviewDto {
 
   @ApiProperty({ type: FormsSummaryDto })
   forms: FormsSummaryDto;
+
+  @ApiProperty({ type: ForwardingSummaryDto })
+  forwarding: ForwardingSummaryDto;
 
   @ApiProperty({
     type: [DailyAnalyticsDto],

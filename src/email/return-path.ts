@@ -1,0 +1,93 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { AppConfigService } from '../config/app-config.service';
+
+const LOCAL_PREFIX = 'bounces+';
+const MESSAGE_PREFIX = 'msg_';
+/** Ids are 22 base62 characters (common/ids.ts); 22 is also the most the 64-character local part has room for. */
+const MESSAGE_ID = /^msg_[A-Za-z0-9]{1,22}$/;
+/** 64 bits: a bounce for a made-up message needs 2^64 guesses, and the local part stays within 64 characters. */
+const MAC_BYTES = 8;
+/** RFC 4648 base32, lower-cased: other MTAs may change the case of a local part, base32 survives it. */
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+
+/**
+ * VERP return paths: `bounces+<base32 of the id>-<base32 MAC>@<RETURN_PATH_DOMAIN>`, the envelope sender of every
+ * message Mailroom composes, so that a bounce names the message it is about without any state. MACed with a key
+ * derived from ENCRYPTION_KEY; a tampered or made-up address is no message's.
+ */
+@Injectable()
+export class ReturnPaths {
+  private readonly key: Buffer;
+  private readonly domain: string;
+
+  constructor(config: AppConfigService) {
+    this.key = config.derivedKey('mailroom verp v1');
+    this.domain = config.returnPathDomain;
+  }
+
+  /** `bounces+<token>@<RETURN_PATH_DOMAIN>`: the envelope sender (MAIL FROM) of every message Mailroom composes. */
+  address(messageId: string): string {
+    if (!MESSAGE_ID.test(messageId)) throw new Error(`"${messageId}" is not a message id`);
+    return `${LOCAL_PREFIX}${this.token(messageId)}@${this.domain}`;
+  }
+
+  /** The message id a bounce to this address is about, or null (not a VERP address of ours, other domain, tampered). */
+  messageOf(address: string): string | null {
+    if (address.length > 320) return null;
+    const at = address.lastIndexOf('@');
+    if (at < 0 || address.slice(at + 1).toLowerCase() !== this.domain) return null;
+    const local = address.slice(0, at).toLowerCase();
+    if (!local.startsWith(LOCAL_PREFIX)) return null;
+
+    const token = local.slice(LOCAL_PREFIX.length);
+    const encodedId = token.split('-')[0];
+    const idBytes = fromBase32(encodedId);
+    if (!idBytes) return null;
+    const messageId = MESSAGE_PREFIX + idBytes.toString('latin1');
+    if (!MESSAGE_ID.test(messageId)) return null;
+    // Comparing whole tokens also refuses other spellings of the same id (spare bits set in the last base32 character).
+    const given = Buffer.from(token);
+    const expected = Buffer.from(this.token(messageId));
+    return given.length === expected.length && timingSafeEqual(given, expected) ? messageId : null;
+  }
+
+  private token(messageId: string): string {
+    const mac = createHmac('sha256', this.key).update(messageId).digest().subarray(0, MAC_BYTES);
+    return `${toBase32(Buffer.from(messageId.slice(MESSAGE_PREFIX.length), 'latin1'))}-${toBase32(mac)}`;
+  }
+}
+
+/** RFC 4648 base32 without padding, lower case. */
+function toBase32(bytes: Buffer): string {
+  let out = '';
+  let value = 0;
+  let bits = 0;
+  for (const byte of bytes) {
+    value = ((value << 8) | byte) & 0x1fff;
+    bits += 8;
+    while (bits >= 5) {
+      out += BASE32[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  return bits > 0 ? out + BASE32[(value << (5 - bits)) & 31] : out;
+}
+
+/** The bytes of lower-case base32 without padding, or null for any other character. */
+function fromBase32(text: string): Buffer | null {
+  const bytes: number[] = [];
+  let value = 0;
+  let bits = 0;
+  for (const char of text) {
+    const digit = BASE32.indexOf(char);
+    if (digit < 0) return null;
+    value = ((value << 5) | digit) & 0x1fff;
+    bits += 5;
+    if (bits >= 8) {
+      bytes.push((value >>> (bits - 8)) & 0xff);
+      bits -= 8;
+    }
+  }
+  return Buffer.from(bytes);
+}

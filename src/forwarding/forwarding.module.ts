@@ -1,0 +1,33 @@
+import { DynamicModule, Module, Provider } from '@nestjs/common';
+import { AppConfigService } from '../config/app-config.service';
+import { DomainsModule } from '../domains/domains.module';
+import { EmailModule } from '../email/email.module';
+import { ProviderEventsModule } from '../provider-events/provider-events.module';
+import { ForwardingController } from './forwarding.controller';
+import { ForwardingService } from './forwarding.service';
+import { InboundSmtpServer } from './inbound-smtp.server';
+import { SenderRewriting } from './sender-rewriting';
+
+const senderRewritingProvider: Provider = {
+  provide: SenderRewriting,
+  inject: [AppConfigService],
+  useFactory: (config: AppConfigService) =>
+    new SenderRewriting(config.derivedKey('mailroom srs v1')),
+};
+
+/**
+ * Forwarding (D-31): the rules' resolution for every role; the inbound SMTP server with the workers (APP_ROLE
+ * worker or all) when INBOUND_SMTP_PORT is not 0.
+ */
+@Module({})
+export class ForwardingModule {
+  static register(config: AppConfigService): DynamicModule {
+    const server = config.runsWorkers && config.env.INBOUND_SMTP_PORT !== 0 ? [InboundSmtpServer] : [];
+    return {
+      module: ForwardingModule,
+      imports: [DomainsModule, EmailModule.register(config), ProviderEventsModule.register(config)],
+      controllers: [ForwardingController],
+      providers: [ForwardingService, senderRewritingProvider, ...server],
+    };
+  }
+}

@@ -1,0 +1,43 @@
+import { headerFields, headerSection, loopOf, MAX_HOPS, rfc5322Date, traceFields } from './received-message';
+
+describe('received message headers', () => {
+  const source = Buffer.from(
+    'Received: from a.test\r\n\tby b.test; Mon, 1 Jan 2026 00:00:00 +0000\r\nX-Mailroom-Loop: Info@Fwd.test\r\nSubject: hi\r\n\r\nReceived: not a header\r\n',
+  );
+
+  it('reads the header section only, folded fields unfolded', () => {
+    expect(headerFields(headerSection(source))).toEqual([
+      { name: 'Received', value: 'from a.test by b.test; Mon, 1 Jan 2026 00:00:00 +0000' },
+      { name: 'X-Mailroom-Loop', value: 'Info@Fwd.test' },
+      { name: 'Subject', value: 'hi' },
+    ]);
+    expect(headerFields(headerSection(Buffer.from('From x@y Mon Jan 1\nSubject: lf only\n\nbody')))).toEqual([{ name: 'Subject', value: 'lf only' }]);
+  });
+
+  it('finds a loop by our loop field for the same address, case-insensitively, and by the hop count', () => {
+    const fields = headerFields(headerSection(source));
+    expect(loopOf(fields, ['info@fwd.test'])).toBe('already forwarded for info@fwd.test');
+    expect(loopOf(fields, ['sales@fwd.test'])).toBeNull();
+    const hops = Array.from({ length: MAX_HOPS }, () => ({ name: 'received', value: 'x' }));
+    expect(loopOf(hops.slice(1), ['a@b.test'])).toBeNull();
+    expect(loopOf(hops, ['a@b.test'])).toBe(`${MAX_HOPS} Received headers: too many hops`);
+  });
+
+  it('writes a Received field naming one recipient only, and a loop field per address, each line CRLF-ended', () => {
+    const at = new Date(Date.UTC(2026, 10, 23, 9, 5, 7));
+    const one = traceFields({ id: 'inb_1', clientAddress: '192.0.2.1', helo: 'mail.\r\nX-Evil: 1 origin.test', hostname: 'mx.test', secure: true, recipients: ['info@fwd.test'], receivedAt: at });
+    expect(one).toBe(
+      'Received: from mail.X-Evil:1origin.test (unknown [192.0.2.1])\r\n\tby mx.test (Mailroom) with ESMTPS id inb_1\r\n\tfor <info@fwd.test>;\r\n\tMon, 23 Nov 2026 09:05:07 +0000\r\n' +
+        'X-Mailroom-Loop: info@fwd.test\r\n',
+    );
+    const two = traceFields({ id: 'inb_2', clientAddress: '::1', clientHostname: 'c.test', helo: '', hostname: 'mx.test', secure: false, recipients: ['a@f.test', 'b@f.test'], receivedAt: at });
+    expect(two).not.toContain('for <');
+    expect(two).toContain('from unknown (c.test [::1])');
+    expect(two).toContain('with ESMTP id inb_2');
+    expect(two.endsWith('X-Mailroom-Loop: a@f.test\r\nX-Mailroom-Loop: b@f.test\r\n')).toBe(true);
+  });
+
+  it('formats dates as RFC 5322 in UTC', () => {
+    expect(rfc5322Date(new Date(Date.UTC(2026, 0, 4, 23, 0, 9)))).toBe('Sun, 4 Jan 2026 23:00:09 +0000');
+  });
+});

@@ -1,0 +1,142 @@
+import fc from 'fast-check';
+import { SenderRewriting, SrsError } from './sender-rewriting';
+
+/** postsrsd's tests/unit/test_srs2.c: secret `tops3cr3t` at 2020-01-01 00:01:00 UTC. */
+const SECRET = 'tops3cr3t';
+const PUBLISHED_TIME = 1577836860 * 1000;
+const DAY = 86_400_000;
+const PUBLISHED_SRS0 = 'SRS0=vmyz=2W=otherdomain.com=test@example.com';
+// The SRS1 values below were made with Mail::SRS 0.31 (the Perl original libsrs2 was ported from) at the same time.
+const SRS1_AT_FORWARDER2 = 'SRS1=JO9m=example.com==vmyz=2W=otherdomain.com=test@forwarder2.net';
+
+const srsAt = (time: number, secret: string = SECRET) => new SenderRewriting(secret, { now: () => time });
+
+function outcome(reverse: () => string): string {
+  try {
+    return reverse();
+  } catch (error) {
+    if (error instanceof SrsError) return error.reason;
+    throw error;
+  }
+}
+
+describe('SenderRewriting', () => {
+  const srs = srsAt(PUBLISHED_TIME);
+
+  it('writes and reverses the published libsrs2 example', () => {
+    expect(srs.forward('test@otherdomain.com', 'example.com')).toBe(PUBLISHED_SRS0);
+    expect(srs.reverse(PUBLISHED_SRS0)).toBe('test@otherdomain.com');
+  });
+
+  it('leaves a null sender and a sender already on the forwarding domain as they are', () => {
+    expect(srs.forward('test@example.com', 'example.com')).toBe('test@example.com');
+    expect(srs.forward('Test@EXAMPLE.com', 'example.COM')).toBe('Test@EXAMPLE.com');
+    expect(srs.forward('', 'example.com')).toBe('');
+  });
+
+  it('rewrites a re-forwarded SRS0 sender to SRS1 that reverses to the SRS0 address at the first forwarder', () => {
+    expect(srs.forward(PUBLISHED_SRS0, 'forwarder2.net')).toBe(SRS1_AT_FORWARDER2);
+    expect(srs.reverse(SRS1_AT_FORWARDER2)).toBe(PUBLISHED_SRS0);
+  });
+
+  it('keeps the separator of an SRS0 sender written with `+`', () => {
+    const srs1 = srs.forward('SRS0+HHHH=TT=orig.org=user@first.net', 'second.net');
+    expect(srs1).toBe('SRS1=C4ZU=first.net=+HHHH=TT=orig.org=user@second.net');
+    expect(srs.reverse(srs1)).toBe('SRS0+HHHH=TT=orig.org=user@first.net');
+  });
+
+  it('keeps an SRS1 sender SRS1 on a third hop, hashed with the third forwarder’s secret, still pointing at the first', () => {
+    const third = srsAt(PUBLISHED_TIME, 'an0ther');
+    const srs1 = third.forward(SRS1_AT_FORWARDER2, 'third.org');
+    expect(srs1).toBe('SRS1=owmm=example.com==vmyz=2W=otherdomain.com=test@third.org');
+    expect(third.reverse(srs1)).toBe(PUBLISHED_SRS0);
+    expect(outcome(() => srs.reverse(srs1))).toBe('forged');
+    // The SRS1 hash covers the first forwarder and the SRS0 part only, so the same secret gives the same hash.
+    expect(srs.forward(SRS1_AT_FORWARDER2, 'third.org')).toBe('SRS1=JO9m=example.com==vmyz=2W=otherdomain.com=test@third.org');
+  });
+
+  it('reverses addresses whose case another MTA changed', () => {
+    expect(srs.reverse(PUBLISHED_SRS0.toLowerCase())).toBe('test@otherdomain.com');
+    expect(srs.reverse(PUBLISHED_SRS0.toUpperCase())).toBe('TEST@OTHERDOMAIN.COM');
+    expect(srs.reverse(SRS1_AT_FORWARDER2.toLowerCase())).toBe('SRS0=vmyz=2w=otherdomain.com=test@example.com');
+  });
+
+  it('keeps local parts holding `=` or a quoted `@`, and the original case', () => {
+    const srs0 = srs.forward('Some.One=x@Other.Example', 'fwd.example');
+    expect(srs0).toBe('SRS0=hy7K=2W=Other.Example=Some.One=x@fwd.example');
+    expect(srs.reverse(srs0)).toBe('Some.One=x@Other.Example');
+    expect(srs.reverse(srs.forward('a==b=@x.org', 'fwd.example'))).toBe('a==b=@x.org');
+    expect(srs.reverse(srs.forward('"a@b"@x.org', 'fwd.example'))).toBe('"a@b"@x.org');
+  });
+
+  it('refuses a changed hash, a changed address and another secret’s address as forged', () => {
+    expect(outcome(() => srs.reverse('SRS0=vmya=2W=otherdomain.com=test@example.com'))).toBe('forged');
+    expect(outcome(() => srs.reverse('SRS0=vmyz=2W=otherdomain.com=tess@example.com'))).toBe('forged');
+    expect(outcome(() => srs.reverse('SRS0=vmyz=2W=otherdomain.org=test@example.com'))).toBe('forged');
+    expect(outcome(() => srs.reverse('SRS1=JO9m=example.org==vmyz=2W=otherdomain.com=test@forwarder2.net'))).toBe('forged');
+    expect(outcome(() => srsAt(PUBLISHED_TIME, 'other').reverse(PUBLISHED_SRS0))).toBe('forged');
+  });
+
+  it('accepts an SRS0 address for 21 days, then refuses it as expired, counting days modulo 1024', () => {
+    expect(outcome(() => srsAt(PUBLISHED_TIME + 21 * DAY).reverse(PUBLISHED_SRS0))).toBe('test@otherdomain.com');
+    expect(outcome(() => srsAt(PUBLISHED_TIME + 22 * DAY).reverse(PUBLISHED_SRS0))).toBe('expired');
+    // A timestamp from the future is 1023 days old, as in libsrs2.
+    expect(outcome(() => srsAt(PUBLISHED_TIME - DAY).reverse(PUBLISHED_SRS0))).toBe('expired');
+    expect(outcome(() => new SenderRewriting(SECRET, { maxAgeDays: 3, now: () => PUBLISHED_TIME + 4 * DAY }).reverse(PUBLISHED_SRS0))).toBe(
+      'expired',
+    );
+
+    const lastDayOfCycle = 1023 * DAY + 1024 * 18 * DAY;
+    const srs0 = srsAt(lastDayOfCycle).forward('a@b.org', 'fwd.example');
+    expect(srs0).toMatch(/^SRS0=\w{4}=77=/);
+    expect(outcome(() => srsAt(lastDayOfCycle + 5 * DAY).reverse(srs0))).toBe('a@b.org');
+    expect(outcome(() => srsAt(lastDayOfCycle + 22 * DAY).reverse(srs0))).toBe('expired');
+  });
+
+  it('refuses addresses that are not SRS or are cut short as malformed', () => {
+    for (const address of [
+      '',
+      'test@otherdomain.com',
+      'SRS2=vmyz=2W=otherdomain.com=test@example.com',
+      'SRS0vmyz=2W=otherdomain.com=test@example.com',
+      'SRS0=vmyz=2W=otherdomain.com@example.com',
+      'SRS0=vmyz=2W=otherdomain.com=@example.com',
+      'SRS0=vmyz=2W==test@example.com',
+      'SRS0=vmyz@example.com',
+      'SRS0=@example.com',
+      'SRS0=vmy=2W=otherdomain.com=test@example.com',
+      'SRS0=vmyz=2!=otherdomain.com=test@example.com',
+      'SRS0=vmyz=2WA=otherdomain.com=test@example.com',
+      'SRS1=JO9m=example.com@forwarder2.net',
+      'SRS1==example.com==vmyz=2W=otherdomain.com=test@forwarder2.net',
+    ]) {
+      expect([address, outcome(() => srs.reverse(address))]).toEqual([address, 'malformed']);
+    }
+  });
+
+  it('refuses to rewrite a sender without local part or domain, or a cut-short SRS1 sender', () => {
+    for (const sender of ['foo', '@example.org', 'foo@', 'SRS1=abcd@first.net']) {
+      expect([sender, outcome(() => srs.forward(sender, 'example.com'))]).toEqual([sender, 'malformed']);
+    }
+  });
+
+  it('tells SRS local parts by their tag and separator, in any case', () => {
+    for (const local of ['SRS0=x', 'srs0-x', 'SrS1+x', 'SRS1=']) expect([local, SenderRewriting.isSrs(local)]).toEqual([local, true]);
+    for (const local of ['SRS0', 'SRS2=x', 'SRS0_x', 'xSRS0=x', 'test']) expect([local, SenderRewriting.isSrs(local)]).toEqual([local, false]);
+  });
+
+  it('reverses every address it forwards, through one and two forwarders, at any time', () => {
+    fc.assert(
+      fc.property(fc.emailAddress(), fc.integer({ min: 0, max: 4102444800000 }), (sender, time) => {
+        fc.pre(!SenderRewriting.isSrs(sender) && !sender.endsWith('@fwd.example') && !sender.endsWith('@second.example'));
+        const first = srsAt(time);
+        const second = srsAt(time, 'second secret');
+        const srs0 = first.forward(sender, 'fwd.example');
+        const srs1 = second.forward(srs0, 'second.example');
+        expect(first.reverse(srs0)).toBe(sender);
+        expect(first.reverse(srs0.toLowerCase()).toLowerCase()).toBe(sender.toLowerCase());
+        expect(second.reverse(srs1)).toBe(srs0);
+      }),
+    );
+  });
+});

@@ -1,0 +1,151 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/** Why an SRS address was refused: not SRS or cut short (`malformed`), a hash we did not make (`forged`), too old (`expired`). */
+export class SrsError extends Error {
+  constructor(
+    readonly reason: 'malformed' | 'forged' | 'expired',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SrsError';
+  }
+}
+
+const DAY_MS = 86_400_000;
+const STAMP_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+/** Two base32 characters: the day number wraps every 1024 days. */
+const STAMP_SLOTS = 1024;
+const HASH_LENGTH = 4;
+const SRS_LOCAL_PART = /^srs[01][=+-]/i;
+const SRS1_LOCAL_PART = /^srs1[=+-]/i;
+
+/**
+ * The Sender Rewriting Scheme as libsrs2 and postsrsd write it, so that bounces to our SRS addresses can pass through
+ * other SRS forwarders and theirs through us: `SRS0=HHHH=TT=domain=local@forwarder` for a plain sender,
+ * `SRS1=HHHH=first-forwarder==HHHH=TT=domain=local@forwarder` for a sender another forwarder rewrote already.
+ * HHHH is base64 HMAC-SHA1 over the lower-cased parts (MTAs may lower-case local parts), compared case-insensitively;
+ * TT is the day number modulo 1024 in base32.
+ */
+export class SenderRewriting {
+  private readonly secret: Buffer;
+  private readonly maxAgeDays: number;
+  private readonly now: () => number;
+
+  constructor(secret: Buffer | string, options: { maxAgeDays?: number; now?: () => number } = {}) {
+    this.secret = Buffer.from(secret);
+    this.maxAgeDays = options.maxAgeDays ?? 21;
+    this.now = options.now ?? Date.now;
+    if (this.secret.length === 0) throw new Error('The SRS secret is empty');
+    if (!Number.isInteger(this.maxAgeDays) || this.maxAgeDays < 0 || this.maxAgeDays >= STAMP_SLOTS) {
+      throw new Error(`maxAgeDays must be an integer from 0 to ${STAMP_SLOTS - 1}`);
+    }
+  }
+
+  /**
+   * The envelope sender to use when `domain` forwards mail from `sender`: SRS0 for a plain address, SRS1 for an
+   * SRS0/SRS1 address of another forwarder, unchanged when `sender` is '' (a bounce) or already on `domain`.
+   * Throws SrsError('malformed') for a sender without a local part and a domain, or a cut-short SRS1 sender.
+   */
+  forward(sender: string, domain: string): string {
+    if (sender === '') return sender;
+    const { local, host } = splitAddress(sender);
+    if (!local || !host || host.includes('=')) throw new SrsError('malformed', `Cannot rewrite the sender "${sender}"`);
+    if (host.toLowerCase() === domain.toLowerCase()) return sender;
+
+    if (SRS1_LOCAL_PART.test(local)) {
+      // Bounces go straight back to the first forwarder (the one that wrote SRS0): keep its part, hash it with our secret.
+      const [, firstForwarder, srs0Rest] = splitFields(local.slice(5), 3);
+      if (!firstForwarder || !srs0Rest) throw new SrsError('malformed', `Cannot rewrite the SRS1 sender "${sender}"`);
+      return `SRS1=${this.hash(firstForwarder, srs0Rest)}=${firstForwarder}=${srs0Rest}@${domain}`;
+    }
+    if (SenderRewriting.isSrs(local)) {
+      // The SRS0 part keeps its separator: SRS1=HHHH=host==HHHH=TT=… reverses to SRS0=HHHH=TT=…@host.
+      const srs0Rest = local.slice(4);
+      return `SRS1=${this.hash(host, srs0Rest)}=${host}=${srs0Rest}@${domain}`;
+    }
+    const stamp = this.stamp();
+    return `SRS0=${this.hash(stamp, host, local)}=${stamp}=${host}=${local}@${domain}`;
+  }
+
+  /** True when the local part is an SRS0/SRS1 one (case-insensitive, `SRS0=`, `SRS0-`, `SRS0+`). */
+  static isSrs(localPart: string): boolean {
+    return SRS_LOCAL_PART.test(localPart);
+  }
+
+  /**
+   * The address a bounce to this SRS address goes back to (SRS0 → the original sender; SRS1 → the SRS0 address at
+   * the previous forwarder). Throws SrsError when malformed, when the hash does not verify (forged) or when the
+   * SRS0 timestamp is older than maxAgeDays (expired). The domain after the `@` is not checked: that is RCPT's job.
+   */
+  reverse(address: string): string {
+    const { local } = splitAddress(address);
+    if (!SenderRewriting.isSrs(local)) throw new SrsError('malformed', `"${address}" is not an SRS address`);
+
+    if (SRS1_LOCAL_PART.test(local)) {
+      const [hash, firstForwarder, srs0Rest] = splitFields(local.slice(5), 3);
+      if (!hash || !firstForwarder || !srs0Rest) throw new SrsError('malformed', `The SRS1 address "${address}" is cut short`);
+      this.verifyHash(hash, address, firstForwarder, srs0Rest);
+      return `SRS0${srs0Rest}@${firstForwarder}`;
+    }
+
+    const [hash, stamp, host, user] = splitFields(local.slice(5), 4);
+    if (!hash || !stamp || !host || !user) throw new SrsError('malformed', `The SRS0 address "${address}" is cut short`);
+    const stampDay = decodeStamp(stamp);
+    if (stampDay === null) throw new SrsError('malformed', `The SRS0 address "${address}" has no valid timestamp`);
+    this.verifyHash(hash, address, stamp, host, user);
+    const ageDays = (this.today() - stampDay + STAMP_SLOTS) % STAMP_SLOTS;
+    if (ageDays > this.maxAgeDays) throw new SrsError('expired', `The SRS0 address "${address}" is ${ageDays} days old`);
+    return `${user}@${host}`;
+  }
+
+  private today(): number {
+    return Math.floor(this.now() / DAY_MS) % STAMP_SLOTS;
+  }
+
+  private stamp(): string {
+    const day = this.today();
+    return STAMP_CHARS[day >> 5] + STAMP_CHARS[day & 31];
+  }
+
+  private hash(...parts: string[]): string {
+    const hmac = createHmac('sha1', this.secret);
+    // libsrs2 lower-cases ASCII only (C's tolower), so must we, or non-ASCII local parts would hash differently.
+    for (const part of parts) hmac.update(part.replace(/[A-Z]/g, (c) => c.toLowerCase()));
+    return hmac.digest('base64').slice(0, HASH_LENGTH);
+  }
+
+  /** As libsrs2: at least HASH_LENGTH characters, only the first HASH_LENGTH count, compared case-insensitively. */
+  private verifyHash(given: string, address: string, ...parts: string[]): void {
+    if (given.length < HASH_LENGTH) throw new SrsError('malformed', `The hash of "${address}" is too short`);
+    const expected = Buffer.from(this.hash(...parts).toLowerCase());
+    const actual = Buffer.from(given.slice(0, HASH_LENGTH).toLowerCase());
+    if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) {
+      throw new SrsError('forged', `The hash of "${address}" does not verify`);
+    }
+  }
+}
+
+/** Local part and domain, split at the last `@` (a quoted local part may hold one); no `@`: all local part. */
+function splitAddress(address: string): { local: string; host: string } {
+  const at = address.lastIndexOf('@');
+  return at < 0 ? { local: address, host: '' } : { local: address.slice(0, at), host: address.slice(at + 1) };
+}
+
+/** `text` cut at its first `count - 1` '=' signs; the last field keeps the rest, '=' included. */
+function splitFields(text: string, count: number): string[] {
+  const fields: string[] = [];
+  let rest = text;
+  while (fields.length < count - 1) {
+    const cut = rest.indexOf('=');
+    if (cut < 0) return fields;
+    fields.push(rest.slice(0, cut));
+    rest = rest.slice(cut + 1);
+  }
+  return [...fields, rest];
+}
+
+function decodeStamp(stamp: string): number | null {
+  if (!/^[a-z2-7]{2}$/i.test(stamp)) return null;
+  const upper = stamp.toUpperCase();
+  return (STAMP_CHARS.indexOf(upper[0]) << 5) | STAMP_CHARS.indexOf(upper[1]);
+}
