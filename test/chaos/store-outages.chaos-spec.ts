@@ -10,6 +10,9 @@ import { deliveredCounts, duplicated, missing, startSendStream, unexpectedAnswer
 // A stream of sends through a Redis crash (every key lost) and a PostgreSQL restart, on servers of this test's
 // own: every answer is a 200 or a refusal with Retry-After, every accepted message arrives exactly once,
 // and /health/ready reports the outage and the recovery.
+/** Longer than deliveredCounts' own wait, so that a message that never arrives fails naming it, not as a time-out. */
+const TEST_TIMEOUT_MS = 120_000;
+
 describe('store outages', () => {
   let redis: PrivateRedis;
   let postgres: PrivatePostgres;
@@ -66,7 +69,7 @@ describe('store outages', () => {
     const counts = await deliveredCounts(sink, accepted.map((o) => o.subject));
     expect(missing(counts)).toEqual([]);
     expect(duplicated(counts)).toEqual([]);
-  });
+  }, TEST_TIMEOUT_MS);
 
   it('answers 503 with Retry-After while PostgreSQL restarts, and delivers each accepted message once', async () => {
     const stream = startSendStream(t.http, adminKey, `hello@${domain}`, `postgres-${randomBytes(3).toString('hex')}`);
@@ -95,5 +98,5 @@ describe('store outages', () => {
       t.app.get(DataSource).query(`SELECT status, count(*)::int AS n FROM messages WHERE subject LIKE 'postgres-%' GROUP BY status`);
     await waitUntil('the delivered messages’ rows', async () => (await statusCounts()).every((row) => row.status === 'sent')).catch(() => undefined);
     expect(await statusCounts()).toEqual([{ status: 'sent', n: accepted.length }]);
-  });
+  }, TEST_TIMEOUT_MS);
 });
