@@ -21,6 +21,7 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
   private running?: Promise<number>;
   /** A sweep of everything up to this time asked for while another ran: it runs when that one ends. */
   private sweepAfterwards?: Date;
+  private closing = false;
 
   constructor(
     private readonly repository: EmailRepository,
@@ -41,6 +42,7 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   private runSweep(olderThan?: Date): void {
+    if (this.closing) return;
     if (this.running) {
       // A periodic sweep under way (perhaps begun while Redis was away) only takes messages older than
       // EMAIL_SWEEP_AFTER_MS: the sweep of everything asked for now must still run after it.
@@ -62,6 +64,7 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
 
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
+    this.closing = true;
     await this.running;
   }
 
