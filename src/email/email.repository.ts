@@ -638,7 +638,6 @@ export class EmailRepository {
   }
 }
 
-/** The companions as statements: their rows grouped into one multi-row INSERT per table and columns. */
 /** The bytes of the binary values (Buffers) of companion rows. */
 function companionBytes(companions: CompanionStatement[]): number {
   let bytes = 0;
@@ -649,6 +648,7 @@ function companionBytes(companions: CompanionStatement[]): number {
   return bytes;
 }
 
+/** The companions as statements: their rows grouped into one multi-row INSERT per table and columns. */
 function companionStatements(companions: CompanionStatement[], param: AddParam): string[] {
   const statements: string[] = [];
   const inserts = new Map<string, string[]>();

@@ -3,6 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { periodWindow } from '../../src/analytics/analytics-window';
 import { CreateAnalyticsRollups1795443464511 } from '../../src/database/migrations/1795443464511-CreateAnalyticsRollups';
+import { NO_FORWARDING, ZERO_DAY, ZERO_EMAIL } from '../support/analytics-zeros';
 import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount, createKey } from '../support/factories';
 import { ReceivedMail, SmtpSink, startSmtpSink } from '../support/smtp-sink';
@@ -18,25 +19,6 @@ const SECRET = 'analytics-provider-secret';
 const DESKTOP = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36';
 const PUBLIC_URL = 'http://mailroom.test';
 const HTML = '<html><body><p>Hello</p><a href="https://shop.acme.test/sale">Sale</a></body></html>';
-const ZERO_EMAIL = {
-  emails_sent: 0,
-  delivered: 0,
-  bounced: 0,
-  complaints: 0,
-  opens: 0,
-  clicks: 0,
-  unsubscribes: 0,
-  delivery_rate: 0,
-  open_rate: 0,
-  click_rate: 0,
-  unique_opens: 0,
-  machine_opens: 0,
-  unique_clicks: 0,
-  machine_clicks: 0,
-};
-const ZERO_DAY = { emails_sent: 0, delivered: 0, bounced: 0, complaints: 0, opens: 0, clicks: 0, unsubscribes: 0, submissions: 0, spam_blocked: 0, forwarded: 0 };
-// Nothing here is received for forwarding (test/e2e/forwarding-analytics.e2e-spec.ts counts that).
-const NO_FORWARDING = { received: 0, recipients: 0, by_domain: [] };
 
 // Analytics (/email/analytics, /analytics) counted from the hourly rollups the database triggers keep: real sends
 // through the API to an SMTP sink, real tracking hits, signed provider events and form posts, then the answers are

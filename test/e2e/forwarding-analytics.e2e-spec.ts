@@ -2,28 +2,11 @@ import { DataSource } from 'typeorm';
 import { newId } from '../../src/common/ids';
 import { CreateForwardingStats1795450552669 } from '../../src/database/migrations/1795450552669-CreateForwardingStats';
 import { InboundMessage } from '../../src/forwarding/inbound-message.entity';
+import { NO_FORWARDING, ZERO_DAY, ZERO_EMAIL } from '../support/analytics-zeros';
 import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount } from '../support/factories';
 import { createTestApp, TestApp } from '../support/test-app';
 
-const ZERO_EMAIL = {
-  emails_sent: 0,
-  delivered: 0,
-  bounced: 0,
-  complaints: 0,
-  opens: 0,
-  clicks: 0,
-  unsubscribes: 0,
-  delivery_rate: 0,
-  open_rate: 0,
-  click_rate: 0,
-  unique_opens: 0,
-  machine_opens: 0,
-  unique_clicks: 0,
-  machine_clicks: 0,
-};
-const ZERO_DAY = { emails_sent: 0, delivered: 0, bounced: 0, complaints: 0, opens: 0, clicks: 0, unsubscribes: 0, submissions: 0, spam_blocked: 0, forwarded: 0 };
-const NO_FORWARDING = { received: 0, recipients: 0, by_domain: [] };
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
