@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
+import { AccountConfigModule } from './account-config/account-config.module';
 import { AccountsModule } from './accounts/accounts.module';
 import { AnalyticsModule } from './analytics/analytics.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
@@ -67,6 +68,7 @@ export class AppModule {
         BillingModule,
         AnalyticsModule,
         ForwardingModule.register(options.config),
+        AccountConfigModule,
         // Last: its POST /{domain}/{form} would shadow any two-segment POST registered after it.
         SubmissionsModule.register(options.config),
       ],

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { AccountTier } from '../config/app-config.service';
 import { Account } from './account.entity';
 
@@ -39,12 +39,20 @@ export async function updateAccountSettings(
   patches: Record<string, SettingsObjectPatch>,
   tier?: AccountTier,
 ): Promise<Account | null> {
-  return dataSource.transaction(async (manager) => {
-    const account = await manager.findOne(Account, { where: { id: accountId }, lock: { mode: 'pessimistic_write' } });
-    if (!account) return null;
-    account.settings = patchSettings(account.settings ?? {}, patches);
-    if (tier) account.tier = tier;
-    await manager.update(Account, { id: accountId }, { settings: account.settings, tier: account.tier });
-    return account;
-  });
+  return dataSource.transaction((manager) => patchAccountSettings(manager, accountId, patches, tier));
+}
+
+/** updateAccountSettings in the caller's transaction. */
+export async function patchAccountSettings(
+  manager: EntityManager,
+  accountId: string,
+  patches: Record<string, SettingsObjectPatch>,
+  tier?: AccountTier,
+): Promise<Account | null> {
+  const account = await manager.findOne(Account, { where: { id: accountId }, lock: { mode: 'pessimistic_write' } });
+  if (!account) return null;
+  account.settings = patchSettings(account.settings ?? {}, patches);
+  if (tier) account.tier = tier;
+  await manager.update(Account, { id: accountId }, { settings: account.settings, tier: account.tier });
+  return account;
 }

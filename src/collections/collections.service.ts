@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import { DataSource, Repository } from 'typeorm';
+import { DataSource, EntityManager, In, Repository } from 'typeorm';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
 import { newId } from '../common/ids';
@@ -50,6 +50,29 @@ export class CollectionsService {
     const form = await this.forms.findOfCollection(collection.id, formSlug);
     if (!form) throw AppException.notFound('Form', `${slug}/${formSlug}`);
     return { collection, form };
+  }
+
+  /**
+   * Writes the declarative configuration's collections in the caller's transaction (checked already): each of
+   * `upserts` is created or updated, its forms made exactly these; `remove` are deleted with their forms.
+   */
+  async applyConfig(
+    manager: EntityManager,
+    accountId: string,
+    upserts: { slug: string; name: string; projectId: string | null; forms: Record<string, FormSettings> }[],
+    remove: string[],
+  ): Promise<void> {
+    const repository = manager.getRepository(Collection);
+    if (remove.length) await repository.delete({ accountId, slug: In(remove) });
+    for (const { slug, name, projectId, forms } of upserts) {
+      let collection = await repository.findOneBy({ accountId, slug });
+      if (collection) await repository.update({ id: collection.id, accountId }, { name, projectId });
+      else {
+        collection = repository.create({ id: newId('col'), accountId, slug, name, projectId });
+        await repository.insert(collection);
+      }
+      await this.forms.replaceMap(manager, accountId, { collectionId: collection.id }, forms);
+    }
   }
 
   async create(accountId: string, input: NewCollection): Promise<Collection> {

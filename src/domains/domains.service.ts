@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import { DataSource, Not, Repository } from 'typeorm';
+import { DataSource, EntityManager, In, Not, Repository } from 'typeorm';
 import { SecretBox } from '../common/crypto/secret-box';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
@@ -108,23 +108,7 @@ export class DomainsService implements OnModuleInit {
     }
     if (await this.domains.existsBy({ accountId: Not(accountId), name, status: 'verified' })) throw this.takenBy(name);
 
-    const { privateKeyPem, publicKeyBase64 } = await generateDkimKey();
-    const now = new Date();
-    const verified = this.skipsVerification;
-    const domain = this.domains.create({
-      id: newId('dom'),
-      accountId,
-      name,
-      status: verified ? 'verified' : 'pending',
-      verificationToken: randomBytes(16).toString('hex'),
-      dkimSelector: dkimSelectorFor(now),
-      dkimPrivateKey: this.secrets.seal(privateKeyPem),
-      dkimPublicKey: publicKeyBase64,
-      settings: {},
-      verifiedAt: verified ? now : null,
-      lastCheckedAt: null,
-      lastCheckError: null,
-    });
+    const domain = await this.build(accountId, name);
     try {
       // save, not insert: TypeORM's insert typing cannot express the jsonb settings shape
       await this.domains.save(domain);
@@ -132,6 +116,41 @@ export class DomainsService implements OnModuleInit {
       throw this.conflictOf(err, name);
     }
     return this.domains.findOneByOrFail({ id: domain.id, accountId });
+  }
+
+  /** Names among these that another account has verified: they cannot be added to this one (D-30). */
+  async verifiedElsewhere(accountId: string, names: string[]): Promise<string[]> {
+    if (names.length === 0) return [];
+    const taken = await this.domains.find({ where: { accountId: Not(accountId), name: In(names), status: 'verified' }, select: { name: true } });
+    return taken.map((domain) => domain.name);
+  }
+
+  /**
+   * Writes the declarative configuration's domains in the caller's transaction (checked already): each of
+   * `upserts` is created if new, its settings and forms made exactly these (the contact form kept); `remove` are deleted.
+   */
+  async applyConfig(
+    manager: EntityManager,
+    accountId: string,
+    upserts: { name: string; settings: DomainSettings; forms: Record<string, FormSettings> }[],
+    remove: string[],
+  ): Promise<void> {
+    const repository = manager.getRepository(Domain);
+    if (remove.length) await repository.delete({ accountId, name: In(remove) });
+    for (const { name, settings, forms } of upserts) {
+      let domain = await repository.findOneBy({ accountId, name });
+      if (domain) await repository.update({ id: domain.id, accountId }, { settings });
+      else {
+        domain = await this.build(accountId, name);
+        domain.settings = settings;
+        try {
+          await repository.save(domain);
+        } catch (err) {
+          throw this.conflictOf(err, name);
+        }
+      }
+      await this.forms.replaceMap(manager, accountId, { domainId: domain.id }, forms, RESERVED_FORM_SLUGS);
+    }
   }
 
   /**
@@ -221,6 +240,32 @@ export class DomainsService implements OnModuleInit {
   /** When an unverified domain fails: 72 h after it was added. */
   verificationDeadline(domain: Domain): Date {
     return new Date(domain.createdAt.getTime() + VERIFICATION_WINDOW_MS);
+  }
+
+  /** A new domain row with a fresh verification token and RSA-2048 DKIM key, not saved yet. */
+  private async build(accountId: string, name: string): Promise<Domain> {
+    const { privateKeyPem, publicKeyBase64 } = await generateDkimKey();
+    const now = new Date();
+    const verified = this.skipsVerification;
+    return this.domains.create({
+      id: newId('dom'),
+      accountId,
+      name,
+      status: verified ? 'verified' : 'pending',
+      verificationToken: randomBytes(16).toString('hex'),
+      dkimSelector: dkimSelectorFor(now),
+      dkimPrivateKey: this.secrets.seal(privateKeyPem),
+      dkimPublicKey: publicKeyBase64,
+      settings: {},
+      verifiedAt: verified ? now : null,
+      lastCheckedAt: null,
+      lastCheckError: null,
+    });
+  }
+
+  /** False under DOMAIN_VERIFICATION=skip, where a new domain is verified when it is added. */
+  get verifiesByDns(): boolean {
+    return !this.skipsVerification;
   }
 
   private get skipsVerification(): boolean {

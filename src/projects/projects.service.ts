@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { EntityManager, In, Repository } from 'typeorm';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
 import { newId } from '../common/ids';
@@ -22,6 +22,26 @@ export class ProjectsService {
     const project = await this.projects.findOneBy({ accountId, id: projectId });
     if (!project) throw AppException.notFound('Project', projectId);
     return project;
+  }
+
+  /**
+   * Writes the declarative configuration's projects in the caller's transaction: `upserts` created or renamed,
+   * `remove` deleted (their collections stay, without a project). Answers the id of every project by slug.
+   */
+  async applyConfig(manager: EntityManager, accountId: string, upserts: { slug: string; name: string }[], remove: string[]): Promise<Map<string, string>> {
+    const repository = manager.getRepository(Project);
+    if (remove.length) await repository.delete({ accountId, slug: In(remove) });
+    const ids = new Map((await repository.find({ where: { accountId }, select: { id: true, slug: true } })).map((p) => [p.slug, p.id]));
+    for (const { slug, name } of upserts) {
+      const id = ids.get(slug);
+      if (id) await repository.update({ id, accountId }, { name });
+      else {
+        const project = repository.create({ id: newId('prj'), accountId, name, slug });
+        await repository.insert(project);
+        ids.set(slug, project.id);
+      }
+    }
+    return ids;
   }
 
   async create(accountId: string, input: { name: string; slug?: string }): Promise<Project> {

@@ -29,6 +29,11 @@ export class Template extends AccountOwned {
   @Column({ type: 'text', nullable: true })
   text: string | null;
 
+  /** Default values of the placeholders: a rendering sees them unless its own variables (or form fields) say otherwise. */
+  @Column({ type: 'jsonb', nullable: true })
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- TypeORM rejects unknown in jsonb inserts
+  variables: Record<string, any> | null;
+
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { In, Repository } from 'typeorm';
+import { EntityManager, In, Repository } from 'typeorm';
+import type { FieldError } from '../common/settings-checker';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
 import { newId } from '../common/ids';
@@ -22,7 +23,12 @@ export interface TemplateInput {
   description?: string | null;
   /** Default `email`. */
   type?: TemplateType;
+  /** Default values of the placeholders. */
+  variables?: Template['variables'];
 }
+
+/** Bytes of a template's default variables as JSON. */
+export const TEMPLATE_VARIABLES_LIMIT = 64 * 1024;
 
 /**
  * Stored templates of an account: `email` ones in Handlebars (D-21), `form` and `acknowledgment` ones in the
@@ -61,6 +67,7 @@ export class TemplatesService {
       subject: input.subject,
       html: input.html ?? null,
       text: input.text ?? null,
+      variables: input.variables ?? null,
     });
     try {
       await this.templates.insert(template);
@@ -87,6 +94,7 @@ export class TemplatesService {
       text: changes.text === undefined ? template.text : changes.text,
       description: changes.description === undefined ? template.description : changes.description,
       type: changes.type ?? template.type,
+      variables: changes.variables === undefined ? template.variables : changes.variables,
     };
     this.checkContent(next);
     try {
@@ -99,6 +107,7 @@ export class TemplatesService {
           html: next.html ?? null,
           text: next.text ?? null,
           description: next.description ?? null,
+          variables: next.variables ?? null,
         },
       );
     } catch (err) {
@@ -125,14 +134,14 @@ export class TemplatesService {
   async render(accountId: string, name: string, variables: Record<string, unknown>): Promise<RenderedContent> {
     const template = await this.get(accountId, name);
     assertSendable(template);
-    return this.renderer.render(this.compiledOf(template), variables ?? {}, `template ${name}`);
+    return this.renderer.render(this.compiledOf(template), withDefaults(template, variables), `template ${name}`);
   }
 
   /** Renders any stored template as its type would be sent; for a form template the variables are the Liquid context. */
   async preview(accountId: string, name: string, variables: Record<string, unknown>): Promise<RenderedContent> {
     const template = await this.get(accountId, name);
-    if (isFormTemplate(template.type)) return renderLiquid(template, variables ?? {});
-    return this.renderer.render(this.compiledOf(template), variables ?? {}, `template ${name}`);
+    if (isFormTemplate(template.type)) return renderLiquid(template, withDefaults(template, variables));
+    return this.renderer.render(this.compiledOf(template), withDefaults(template, variables), `template ${name}`);
   }
 
   /** A form or acknowledgment template of the account, for the forms pipeline; null for unknown names and email templates. */
@@ -158,13 +167,62 @@ export class TemplatesService {
     return compiled;
   }
 
+  /** What is wrong with a template's content, each problem naming its part (`html`, `subject`, `variables`); empty when it is fine. */
+  contentProblems(input: TemplateInput & { type: TemplateType }): FieldError[] {
+    try {
+      this.checkContent(input);
+      return [];
+    } catch (err) {
+      const fields = err instanceof AppException ? (err.details?.fields as FieldError[] | undefined) : undefined;
+      if (fields) return fields;
+      throw err;
+    }
+  }
+
+  /**
+   * Writes templates checked already (contentProblems) in the caller's transaction: those named are created or
+   * replaced whole, `remove` ones deleted. The declarative configuration's writer of templates.
+   */
+  async applyConfig(
+    manager: EntityManager,
+    accountId: string,
+    upserts: (TemplateInput & { type: TemplateType })[],
+    remove: string[],
+  ): Promise<void> {
+    const repository = manager.getRepository(Template);
+    if (remove.length) await repository.delete({ accountId, name: In(remove) });
+    const existing = new Map((await repository.find({ where: { accountId }, select: { id: true, name: true } })).map((t) => [t.name, t.id]));
+    for (const input of upserts) {
+      const fields = {
+        type: input.type,
+        description: input.description ?? null,
+        subject: input.subject,
+        html: input.html ?? null,
+        text: input.text ?? null,
+        variables: input.variables ?? null,
+      };
+      const id = existing.get(input.name);
+      if (id) await repository.update({ id, accountId }, fields);
+      else await repository.insert({ id: newId('tpl'), accountId, name: input.name, ...fields });
+    }
+    for (const name of [...remove, ...upserts.map((t) => t.name)]) this.compiled.delete(cacheKey(accountId, name));
+  }
+
   private checkContent(input: TemplateInput & { type: TemplateType }): void {
     if (!TEMPLATE_NAME_PATTERN.test(input.name)) {
       throw AppException.invalidField('name', 'must be 1-100 letters, digits, _ . or -, starting with a letter or digit');
     }
     if (!input.html && !input.text) throw AppException.invalidField('html', 'a template needs html or text (or both)');
+    if (input.variables && JSON.stringify(input.variables).length > TEMPLATE_VARIABLES_LIMIT) {
+      throw AppException.invalidField('variables', `at most ${TEMPLATE_VARIABLES_LIMIT / 1024} KB as JSON`);
+    }
     checkTemplateContent(input.type, { subject: input.subject, html: input.html, text: input.text }, this.renderer);
   }
+}
+
+/** A template's default variables under the caller's own. */
+function withDefaults(template: Template, variables: Record<string, unknown> | undefined): Record<string, unknown> {
+  return template.variables ? { ...template.variables, ...variables } : (variables ?? {});
 }
 
 function cacheKey(accountId: string, name: string): string {

@@ -30,6 +30,7 @@ describe('templates', () => {
     expect(created.body).toEqual({
       ...welcome,
       type: 'email',
+      variables: null,
       id: expect.stringMatching(/^tpl_[0-9A-Za-z]{22}$/),
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
@@ -87,6 +88,21 @@ describe('templates', () => {
 
     const noBody = await t.http.post('/email/templates/welcome/render').set(bearer(usageKey)).expect(200);
     expect(noBody.body.subject).toBe('Welcome, !');
+  });
+
+  it('gives its default variables to every rendering, the caller’s own winning; null removes them', async () => {
+    const defaults = { name: 'signature', subject: 'From {{team}}', text: '{{greeting}}, {{name}}. {{team}}', variables: { team: 'Acme', greeting: 'Hello' } };
+    const created = await t.http.post('/email/templates').set(bearer(adminKey)).send(defaults).expect(201);
+    expect(created.body.variables).toEqual({ team: 'Acme', greeting: 'Hello' });
+    const render = (variables: object) => t.http.post('/email/templates/signature/render').set(bearer(adminKey)).send({ variables }).expect(200);
+    expect((await render({ name: 'Ada' })).body).toMatchObject({ subject: 'From Acme', text: 'Hello, Ada. Acme' });
+    expect((await render({ name: 'Ada', greeting: 'Hi' })).body.text).toBe('Hi, Ada. Acme');
+
+    await t.http.put('/email/templates/signature').set(bearer(adminKey)).send({ variables: null }).expect(200);
+    expect((await render({ name: 'Ada' })).body.text).toBe(', Ada. ');
+    const tooBig = { ...defaults, name: 'big', variables: { blob: 'x'.repeat(70 * 1024) } };
+    const refused = await t.http.post('/email/templates').set(bearer(adminKey)).send(tooBig).expect(400);
+    expect(refused.body.error.details.fields).toEqual([{ field: 'variables', message: 'at most 64 KB as JSON' }]);
   });
 
   it('refuses a syntax error at save time, naming the part and the line', async () => {

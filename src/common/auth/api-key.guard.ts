@@ -5,7 +5,7 @@ import { ApiKeyCache, ResolvedKey } from '../../api-keys/api-key.cache';
 import { AppException } from '../errors/app.exception';
 import { ErrorCode } from '../errors/error-code';
 import { hostMatchesDomain } from '../http/ip-match';
-import { AUTH_REQUIREMENT, AuthRequirement } from './auth.decorator';
+import { AUTH_REQUIREMENT, AuthRequirement, requiredPermissions } from './auth.decorator';
 import { readCredential, requestOriginHost } from './credentials';
 
 /**
@@ -76,8 +76,9 @@ export class ApiKeyGuard implements CanActivate {
     if (requirement.operator && !key.isOperator) {
       throw new AppException(ErrorCode.Forbidden, 'Only keys of the operator account can call this route');
     }
-    if (requirement.permission && !key.permissions.includes(requirement.permission)) {
-      throw new AppException(ErrorCode.Forbidden, `This key lacks the permission ${requirement.permission}`);
+    const missing = requiredPermissions(requirement).filter((permission) => !key.permissions.includes(permission));
+    if (missing.length > 0) {
+      throw new AppException(ErrorCode.Forbidden, `This key lacks the permission${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
     }
     if (key.keyType === 'public' && requirement.domainParam) {
       const domain = String(request.params[requirement.domainParam] ?? '').toLowerCase();

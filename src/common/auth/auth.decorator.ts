@@ -8,8 +8,8 @@ export const AUTH_REQUIREMENT = 'mailroom:auth';
 export interface AuthRequirement {
   /** Key types that may call the route. */
   keyTypes: readonly KeyType[];
-  /** The permission the key must hold. */
-  permission?: Permission;
+  /** The permission the key must hold; a list: every one of them. */
+  permission?: Permission | readonly Permission[];
   /** Only keys of the operator account (D-2): /admin/*. */
   operator?: boolean;
   /** Calls without any credential pass through (form posts validated by origin); a credential sent is still checked. */
@@ -29,10 +29,15 @@ export function Auth(requirement: AuthRequirement): MethodDecorator & ClassDecor
     ...[...new Set(schemes)].map((scheme) => ApiSecurity(scheme)),
     ApiUnauthorizedResponse({ description: 'Credential missing, invalid or expired', type: ErrorBodyDto }),
     ApiForbiddenResponse({
-      description: `Only ${who} keys${requirement.permission ? ` holding ${requirement.permission}` : ''}`,
+      description: `Only ${who} keys${requirement.permission ? ` holding ${requiredPermissions(requirement).join(', ')}` : ''}`,
       type: ErrorBodyDto,
     }),
   );
+}
+
+export function requiredPermissions(requirement: AuthRequirement): readonly Permission[] {
+  const { permission } = requirement;
+  return permission === undefined ? [] : typeof permission === 'string' ? [permission] : permission;
 }
 
 /** An open route: health, docs, tracking. */

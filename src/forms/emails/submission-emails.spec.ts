@@ -141,6 +141,14 @@ describe('with a stored template', () => {
     });
   });
 
+  it('gives its default variables to the template, the submission’s own names winning', async () => {
+    const email = await renderNotification(submission(), {
+      template: { subject: '{{ company }}: {{ domain }}', text: '{{ company }} {{ form.name }}', html: null, variables: { company: 'Acme & Co', domain: 'not-this' } },
+    });
+    expect(email.subject).toBe('Acme & Co: example.com');
+    expect(email.text).toBe('Acme & Co Ada');
+  });
+
   it('lets the given subject win over the template’s', async () => {
     expect((await renderNotification(submission(), { template, subject: 'Custom {{ form.email }}' })).subject).toBe('Custom ada@example.org');
   });

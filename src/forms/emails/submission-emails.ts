@@ -27,6 +27,8 @@ export interface SubmissionTemplate {
   subject: string;
   text: string | null;
   html: string | null;
+  /** The template's default values (`{{ company }}`); the submission's own names win over them. */
+  variables?: Record<string, unknown> | null;
 }
 
 export interface SubmissionEmailOptions {
@@ -74,7 +76,7 @@ async function renderSubmissionEmail(
   options: SubmissionEmailOptions,
   defaults: { subject: string; body: () => { text: string; html: string } },
 ): Promise<RenderedEmail> {
-  const context = submissionTemplateContext(ctx);
+  const context = { ...options.template?.variables, ...submissionTemplateContext(ctx) };
   const subjectSource = options.subject ?? options.template?.subject;
   const subject =
     (options.literalSubject ? toSubjectLine(options.literalSubject) : '') ||

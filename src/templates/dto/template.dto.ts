@@ -45,6 +45,14 @@ export class CreateTemplateDto {
   @IsOptional()
   @IsString()
   text?: string;
+
+  @ApiPropertyOptional({
+    example: { company: 'Acme' },
+    description: 'Default values of the placeholders; the variables of a send (or a form template’s context) win over them. At most 64 KB as JSON.',
+  })
+  @IsOptional()
+  @IsObject()
+  variables?: Record<string, unknown>;
 }
 
 /** PUT: fields left out keep their value; html or text null removes that part (one must remain). */
@@ -81,6 +89,11 @@ export class UpdateTemplateDto {
   @ValidateIf((_, value) => value !== null && value !== undefined)
   @IsString()
   text?: string | null;
+
+  @ApiPropertyOptional({ type: 'object', nullable: true, additionalProperties: true, description: 'Default values of the placeholders; null removes them' })
+  @ValidateIf((_, value) => value !== null && value !== undefined)
+  @IsObject()
+  variables?: Record<string, unknown> | null;
 }
 
 export class RenderTemplateDto {
@@ -126,6 +139,9 @@ export class TemplateDto {
   @ApiProperty({ type: String, nullable: true })
   text: string | null;
 
+  @ApiProperty({ type: 'object', nullable: true, additionalProperties: true, example: { company: 'Acme' } })
+  variables: Record<string, unknown> | null;
+
   @ApiProperty({ format: 'date-time' })
   createdAt: string;
 
@@ -141,6 +157,7 @@ export class TemplateDto {
       subject: template.subject,
       html: template.html,
       text: template.text,
+      variables: template.variables,
       createdAt: template.createdAt.toISOString(),
       updatedAt: template.updatedAt.toISOString(),
     };

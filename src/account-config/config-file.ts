@@ -1,0 +1,272 @@
+import { FieldError, isSlug, SettingsChecker, slugRule } from '../common/settings-checker';
+import { checkForwarding, DOMAIN_LIMITS } from '../domains/domain-settings';
+import { normalizeDomainName } from '../domains/domain-name';
+import { CONTACT_FORM_SLUG } from '../forms/form.entity';
+import { checkFormMap, FormSettings } from '../forms/form-settings';
+import { MAX_QUOTA_VALUE } from '../quotas/quota-policy';
+import { TEMPLATE_TYPES, TemplateType } from '../templates/template.entity';
+import { TEMPLATE_NAME_PATTERN } from '../templates/templates.service';
+
+/**
+ * An account's configuration as the declarative file describes it (spec: project, domains with forwarding and
+ * forms, collections, templates, settings), normalized: what `GET /config` exports and `PUT /config` compares.
+ */
+export interface AccountConfig {
+  /** The project the file describes; its collections belong to it. */
+  project: ProjectConfig | null;
+  /** Every project by slug → name: the account's, or the file's one. Prune deletes the others. */
+  projects: Record<string, string>;
+  /** Null when the file has no settings section (kept unless pruning). */
+  settings: SettingsConfig | null;
+  domains: Record<string, DomainConfig>;
+  collections: Record<string, CollectionConfig>;
+  templates: Record<string, TemplateConfig>;
+}
+
+export interface ProjectConfig {
+  slug: string;
+  name: string;
+}
+
+export interface SettingsConfig {
+  global_limits?: GlobalLimitsConfig;
+}
+
+export interface GlobalLimitsConfig {
+  hourly?: number;
+  daily?: number;
+  monthly?: number;
+}
+
+export interface DomainConfig {
+  contactRecipients?: string[];
+  /** alias → destinations. */
+  forwarding: Record<string, string[]>;
+  /** slug → settings; never the contact form `send`, which is `contactRecipients`. */
+  forms: Record<string, FormSettings>;
+}
+
+export interface CollectionConfig {
+  name: string;
+  /** Slug of the collection's project: the file's collections belong to the file's project (not written in the file). */
+  project: string | null;
+  forms: Record<string, FormSettings>;
+}
+
+export interface TemplateConfig {
+  type: TemplateType;
+  subject: string;
+  description?: string;
+  text?: string;
+  html?: string;
+  /** Values every rendering sees unless the caller gives its own. */
+  variables?: Record<string, unknown>;
+}
+
+export const CONFIG_SECTIONS = ['project', 'domains', 'collections', 'templates', 'settings'] as const;
+const DOMAIN_KEYS = ['contactRecipients', 'forwarding', 'forms'];
+const COLLECTION_KEYS = ['name', 'forms'];
+const TEMPLATE_KEYS = ['type', 'description', 'subject', 'text', 'html', 'html_file', 'variables'];
+const GLOBAL_LIMIT_WINDOWS = ['hourly', 'daily', 'monthly'] as const;
+
+export const CONFIG_LIMITS = {
+  domains: 200,
+  collections: 200,
+  templates: 500,
+  /** Bytes of one template part, as the templates API takes them. */
+  templatePart: 512 * 1024,
+  /** Bytes of a template's variables as JSON. */
+  variables: 64 * 1024,
+} as const;
+
+export function emptyConfig(): AccountConfig {
+  return { project: null, projects: {}, settings: null, domains: {}, collections: {}, templates: {} };
+}
+
+/**
+ * Checks a configuration file (parsed YAML or JSON) and normalizes it. Every problem is collected with its path in
+ * the file (`domains.example.com.forms.contact.to`); the config holds what is valid, so later checks can add theirs.
+ */
+export function checkConfigFile(file: unknown): { config: AccountConfig; errors: FieldError[] } {
+  const check = new SettingsChecker();
+  const config = emptyConfig();
+  if (!isRecord(file)) {
+    check.fail('(file)', `must be an object with the sections ${CONFIG_SECTIONS.join(', ')}`);
+    return { config, errors: check.errors };
+  }
+  for (const key of Object.keys(file)) {
+    if (!(CONFIG_SECTIONS as readonly string[]).includes(key)) check.fail(key, `unknown section; allowed: ${CONFIG_SECTIONS.join(', ')}`);
+  }
+  if (file.project != null) config.project = checkProject(file.project, check);
+  if (config.project) config.projects = { [config.project.slug]: config.project.name };
+  if (file.settings != null) config.settings = checkSettings(file.settings, check);
+  config.domains = checkKeyed(file.domains, 'domains', CONFIG_LIMITS.domains, check, checkDomainEntry);
+  config.collections = checkKeyed(file.collections, 'collections', CONFIG_LIMITS.collections, check, checkCollectionEntry);
+  config.templates = checkKeyed(file.templates, 'templates', CONFIG_LIMITS.templates, check, checkTemplateEntry);
+  return { config, errors: check.errors };
+}
+
+type EntryChecker<T> = (key: string, value: unknown, field: string, check: SettingsChecker) => [string, T] | undefined;
+
+/** A section keyed by name (domains, collections, templates): each entry checked, duplicate keys after normalizing refused. */
+function checkKeyed<T>(section: unknown, field: string, max: number, check: SettingsChecker, entry: EntryChecker<T>): Record<string, T> {
+  const out: Record<string, T> = {};
+  if (section == null) return out;
+  if (!check.isObject(section, field)) return out;
+  const entries = Object.entries(section);
+  if (entries.length > max) {
+    check.fail(field, `at most ${max} entries`);
+    return out;
+  }
+  for (const [key, value] of entries) {
+    const checked = entry(key, value, `${field}.${key}`, check);
+    if (!checked) continue;
+    const [name, normalized] = checked;
+    if (Object.hasOwn(out, name)) check.fail(`${field}.${key}`, `${name} is named twice`);
+    else out[name] = normalized;
+  }
+  return out;
+}
+
+function checkProject(value: unknown, check: SettingsChecker): ProjectConfig | null {
+  if (!check.isObject(value, 'project')) return null;
+  check.unknownKeys(value, ['name', 'slug'], 'project');
+  const name = check.text(value.name, 'project.name', 200);
+  const slug = check.matches(value.slug, 'project.slug', /^[a-z0-9][a-z0-9_-]{0,62}$/, slugRule());
+  return name && slug ? { name: name.trim(), slug } : null;
+}
+
+function checkSettings(value: unknown, check: SettingsChecker): SettingsConfig {
+  if (!check.isObject(value, 'settings')) return {};
+  check.unknownKeys(value, ['global_limits'], 'settings');
+  const settings: SettingsConfig = {};
+  const limits = value.global_limits;
+  if (limits == null || !check.isObject(limits, 'settings.global_limits')) return settings;
+  check.unknownKeys(limits, GLOBAL_LIMIT_WINDOWS, 'settings.global_limits');
+  const global: GlobalLimitsConfig = {};
+  for (const window of GLOBAL_LIMIT_WINDOWS) {
+    if (limits[window] == null) continue;
+    const limit = check.positiveInt(limits[window], `settings.global_limits.${window}`, MAX_QUOTA_VALUE);
+    if (limit !== undefined) global[window] = limit;
+  }
+  if (Object.keys(global).length > 0) settings.global_limits = global;
+  return settings;
+}
+
+const checkDomainEntry: EntryChecker<DomainConfig> = (key, value, field, check) => {
+  const name = normalizeDomainName(key);
+  if (!name) return check.fail(field, `not a valid domain name: ${key}`);
+  const domain: DomainConfig = { forwarding: {}, forms: {} };
+  if (value == null) return [name, domain];
+  if (!check.isObject(value, field)) return undefined;
+  check.unknownKeys(value, DOMAIN_KEYS, field);
+  if (value.contactRecipients != null) {
+    const recipients = check.emails(value.contactRecipients, `${field}.contactRecipients`, DOMAIN_LIMITS.contactRecipients);
+    if (recipients) domain.contactRecipients = recipients;
+  }
+  if (value.forwarding != null) domain.forwarding = checkForwarding(value.forwarding, `${field}.forwarding`, check) ?? {};
+  if (value.forms != null) {
+    const options = { requireRecipients: false, reserved: [CONTACT_FORM_SLUG] };
+    domain.forms = checkFormMap(value.forms, `${field}.forms`, check, options) ?? {};
+  }
+  return [name, domain];
+};
+
+const checkCollectionEntry: EntryChecker<CollectionConfig> = (slug, value, field, check) => {
+  if (!isSlug(slug)) return check.fail(field, `collection slug must be ${slugRule()}`);
+  const collection: CollectionConfig = { name: slug, project: null, forms: {} };
+  if (value == null) return [slug, collection];
+  if (!check.isObject(value, field)) return undefined;
+  check.unknownKeys(value, COLLECTION_KEYS, field);
+  if (value.name != null) collection.name = check.text(value.name, `${field}.name`, 200)?.trim() ?? slug;
+  if (value.forms != null) collection.forms = checkFormMap(value.forms, `${field}.forms`, check, { requireRecipients: true }) ?? {};
+  return [slug, collection];
+};
+
+const checkTemplateEntry: EntryChecker<TemplateConfig> = (name, value, field, check) => {
+  if (!TEMPLATE_NAME_PATTERN.test(name)) {
+    return check.fail(field, 'template name must be 1-100 letters, digits, _ . or -, starting with a letter or digit');
+  }
+  if (!check.isObject(value, field)) return undefined;
+  check.unknownKeys(value, TEMPLATE_KEYS, field);
+  const type = value.type ?? 'form';
+  if (!(TEMPLATE_TYPES as readonly unknown[]).includes(type)) check.fail(`${field}.type`, `must be one of ${TEMPLATE_TYPES.join(', ')}`);
+  const template: TemplateConfig = { type: type as TemplateType, subject: '' };
+  const subject = templatePart(value.subject, `${field}.subject`, check);
+  if (subject === undefined) check.fail(`${field}.subject`, 'a template needs a subject');
+  else template.subject = subject;
+  if (value.description != null) template.description = check.text(value.description, `${field}.description`, 500);
+  if (value.html_file != null) {
+    check.fail(`${field}.html_file`, 'is read by the command line client, which sends the file’s content as html; send html instead');
+  }
+  const html = templatePart(value.html, `${field}.html`, check);
+  const text = templatePart(value.text, `${field}.text`, check);
+  if (html !== undefined) template.html = html;
+  if (text !== undefined) template.text = text;
+  if (value.html == null && value.text == null && value.html_file == null) check.fail(field, 'a template needs html, html_file or text');
+  if (value.variables != null && check.isObject(value.variables, `${field}.variables`)) {
+    if (JSON.stringify(value.variables).length > CONFIG_LIMITS.variables) {
+      check.fail(`${field}.variables`, `at most ${CONFIG_LIMITS.variables / 1024} KB as JSON`);
+    } else template.variables = value.variables;
+  }
+  return [name, template];
+};
+
+function templatePart(value: unknown, field: string, check: SettingsChecker): string | undefined {
+  if (value == null) return undefined;
+  if (typeof value !== 'string' || value === '') return check.fail(field, 'must be a non-empty string');
+  if (Buffer.byteLength(value) > CONFIG_LIMITS.templatePart) return check.fail(field, `at most ${CONFIG_LIMITS.templatePart / 1024} KB`);
+  return value;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The configuration in the file's shape, as `GET /config` answers it: empty sections and fields left out, one
+ * recipient written as an address rather than a list of one. Checking the result gives the same config back.
+ */
+export function toConfigFile(config: AccountConfig): Record<string, unknown> {
+  const file: Record<string, unknown> = {};
+  if (config.project) file.project = { name: config.project.name, slug: config.project.slug };
+  if (Object.keys(config.domains).length > 0) {
+    file.domains = mapValues(config.domains, (domain) =>
+      compact({
+        contactRecipients: domain.contactRecipients,
+        forwarding: nonEmpty(mapValues(domain.forwarding, oneOrList)),
+        forms: nonEmpty(mapValues(domain.forms, formToFile)),
+      }),
+    );
+  }
+  if (Object.keys(config.collections).length > 0) {
+    file.collections = mapValues(config.collections, (collection) =>
+      compact({ name: collection.name, forms: nonEmpty(mapValues(collection.forms, formToFile)) }),
+    );
+  }
+  if (Object.keys(config.templates).length > 0) file.templates = mapValues(config.templates, (template) => compact({ ...template }));
+  if (config.settings?.global_limits) file.settings = { global_limits: { ...config.settings.global_limits } };
+  return file;
+}
+
+/** A form's settings as the file writes them: `to` (the spec's name) rather than the stored `recipients`. */
+export function formToFile(settings: FormSettings): Record<string, unknown> {
+  const { recipients, ...rest } = settings;
+  return compact({ ...(recipients ? { to: oneOrList(recipients) } : {}), ...rest });
+}
+
+function oneOrList(addresses: string[]): string | string[] {
+  return addresses.length === 1 ? addresses[0] : addresses;
+}
+
+function mapValues<T, U>(record: Record<string, T>, map: (value: T) => U): Record<string, U> {
+  return Object.fromEntries(Object.entries(record).map(([key, value]) => [key, map(value)]));
+}
+
+function nonEmpty<T extends object>(value: T): T | undefined {
+  return Object.keys(value).length > 0 ? value : undefined;
+}
+
+function compact(value: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null));
+}

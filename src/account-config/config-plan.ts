@@ -1,0 +1,122 @@
+import type { FormSettings } from '../forms/form-settings';
+import { AccountConfig, formToFile } from './config-file';
+
+export type ChangeAction = 'create' | 'update' | 'delete';
+export type ResourceKind = 'project' | 'settings' | 'domain' | 'forwarding' | 'form' | 'collection' | 'template';
+
+export interface FieldChange {
+  field: string;
+  before: unknown;
+  after: unknown;
+}
+
+/** One resource the push creates, updates or deletes, named by its path in the file. */
+export interface ConfigChange {
+  action: ChangeAction;
+  kind: ResourceKind;
+  path: string;
+  changes: FieldChange[];
+}
+
+interface Resource {
+  kind: ResourceKind;
+  fields: Record<string, unknown>;
+  /** The path of the resource this one lives in: deleting that deletes this one too. */
+  parent?: string;
+}
+
+/**
+ * What the account is to look like after pushing `file` onto `current`. Everything the file names is as the file
+ * says (a form, template or rule is replaced whole); what it does not name is kept, or deleted when pruning.
+ */
+export function mergeConfig(current: AccountConfig, file: AccountConfig, prune: boolean): AccountConfig {
+  const keep = <T>(before: Record<string, T>, named: Record<string, T>): Record<string, T> => (prune ? { ...named } : { ...before, ...named });
+  const domains: AccountConfig['domains'] = prune ? {} : { ...current.domains };
+  for (const [name, domain] of Object.entries(file.domains)) {
+    const before = current.domains[name];
+    domains[name] = {
+      ...(domain.contactRecipients ? { contactRecipients: domain.contactRecipients } : {}),
+      forwarding: keep(before?.forwarding ?? {}, domain.forwarding),
+      forms: keep(before?.forms ?? {}, domain.forms),
+    };
+  }
+  const project = file.project ?? (prune ? null : current.project);
+  const collections: AccountConfig['collections'] = prune ? {} : { ...current.collections };
+  for (const [slug, collection] of Object.entries(file.collections)) {
+    const forms = keep(current.collections[slug]?.forms ?? {}, collection.forms);
+    collections[slug] = { name: collection.name, project: project?.slug ?? null, forms };
+  }
+  return {
+    project,
+    projects: keep(current.projects, project ? { [project.slug]: project.name } : {}),
+    settings: file.settings ?? (prune ? {} : current.settings),
+    domains,
+    collections,
+    templates: keep(current.templates, file.templates),
+  };
+}
+
+/** The changes that turn `current` into `target`, parents before their children, deletions last. */
+export function planChanges(current: AccountConfig, target: AccountConfig): ConfigChange[] {
+  const before = resourcesOf(current);
+  const after = resourcesOf(target);
+  const changes: ConfigChange[] = [];
+  for (const [path, resource] of after) {
+    const old = before.get(path);
+    const fields = changedFields(old?.fields ?? {}, resource.fields);
+    if (!old) changes.push({ action: 'create', kind: resource.kind, path, changes: fields });
+    else if (fields.length > 0) changes.push({ action: 'update', kind: resource.kind, path, changes: fields });
+  }
+  for (const [path, resource] of before) {
+    if (after.has(path) || (resource.parent && !after.has(resource.parent))) continue;
+    changes.push({ action: 'delete', kind: resource.kind, path, changes: changedFields(resource.fields, {}) });
+  }
+  return changes;
+}
+
+/** Every resource of a configuration by its path in the file. */
+function resourcesOf(config: AccountConfig): Map<string, Resource> {
+  const resources = new Map<string, Resource>();
+  if (config.project) resources.set('project', { kind: 'project', fields: { slug: config.project.slug } });
+  for (const [slug, name] of Object.entries(config.projects)) resources.set(`projects.${slug}`, { kind: 'project', fields: { name } });
+  const limits = config.settings?.global_limits;
+  if (limits) resources.set('settings.global_limits', { kind: 'settings', fields: { ...limits } });
+  const addForms = (parent: string, forms: Record<string, FormSettings>) => {
+    for (const [slug, settings] of Object.entries(forms)) {
+      resources.set(`${parent}.forms.${slug}`, { kind: 'form', fields: formToFile(settings), parent });
+    }
+  };
+  for (const [name, domain] of Object.entries(config.domains)) {
+    const path = `domains.${name}`;
+    resources.set(path, { kind: 'domain', fields: domain.contactRecipients ? { contactRecipients: domain.contactRecipients } : {} });
+    for (const [alias, destinations] of Object.entries(domain.forwarding)) {
+      resources.set(`${path}.forwarding.${alias}`, { kind: 'forwarding', fields: { to: destinations }, parent: path });
+    }
+    addForms(path, domain.forms);
+  }
+  for (const [slug, collection] of Object.entries(config.collections)) {
+    const path = `collections.${slug}`;
+    resources.set(path, { kind: 'collection', fields: { name: collection.name, project: collection.project } });
+    addForms(path, collection.forms);
+  }
+  for (const [name, template] of Object.entries(config.templates)) {
+    resources.set(`templates.${name}`, { kind: 'template', fields: { ...template } });
+  }
+  return resources;
+}
+
+function changedFields(before: Record<string, unknown>, after: Record<string, unknown>): FieldChange[] {
+  const names = [...new Set([...Object.keys(before), ...Object.keys(after)])];
+  return names
+    .filter((field) => canonical(before[field]) !== canonical(after[field]))
+    .map((field) => ({ field, before: before[field] ?? null, after: after[field] ?? null }));
+}
+
+/** JSON with object keys sorted: two values are equal when these are. */
+export function canonical(value: unknown): string {
+  return JSON.stringify(value ?? null, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}

@@ -1,0 +1,119 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsOptional } from 'class-validator';
+
+/** `true`/`false` as query strings; anything else is left for IsBoolean to refuse. */
+const queryBoolean = ({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value);
+
+export class PushConfigQueryDto {
+  @ApiPropertyOptional({ type: Boolean, default: false, description: 'Answer the plan without applying it' })
+  @IsOptional()
+  @Transform(queryBoolean)
+  @IsBoolean({ message: 'dryRun must be true or false' })
+  dryRun?: boolean;
+
+  @ApiPropertyOptional({ type: Boolean, default: false, description: 'Delete what the file does not name; without it nothing is deleted' })
+  @IsOptional()
+  @Transform(queryBoolean)
+  @IsBoolean({ message: 'prune must be true or false' })
+  prune?: boolean;
+}
+
+/** The declarative file (spec: project, domains, collections, templates, settings), as JSON. */
+export class ConfigFileDto {
+  @ApiPropertyOptional({ example: { name: 'Acme website', slug: 'acme' }, description: 'The project the file describes; its collections belong to it' })
+  project?: { name: string; slug: string };
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    example: {
+      'example.com': {
+        contactRecipients: ['team@example.com'],
+        forwarding: { info: 'owner@example.org', '*': ['owner@example.org'] },
+        forms: { contact: { name: 'Contact', to: 'team@example.com', template: 'contact-notification' } },
+      },
+    },
+    description: 'By domain name: contactRecipients, forwarding (alias or * → addresses) and forms (slug → settings, as PUT /domains/{domain})',
+  })
+  domains?: Record<string, unknown>;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    example: { website: { name: 'Website', forms: { newsletter: { to: 'team@example.com' } } } },
+    description: 'By slug: name and forms (slug → settings; each names its recipients)',
+  })
+  collections?: Record<string, unknown>;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    example: { 'contact-notification': { type: 'form', subject: 'New message from {{ form.name || "someone" }}', text: '{{ form.message }}' } },
+    description:
+      'By name: type (form, acknowledgment or email; default form), subject, text, html, description, variables. html_file is read by the command line client.',
+  })
+  templates?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ example: { global_limits: { hourly: 1000, daily: 10000 } }, description: 'Account-wide global_limits (hourly, daily, monthly)' })
+  settings?: Record<string, unknown>;
+}
+
+export class FieldChangeDto {
+  @ApiProperty({ example: 'to' })
+  field: string;
+
+  @ApiProperty({ nullable: true, example: 'old@example.com', description: 'null when the resource is created or the field was not set' })
+  before: unknown;
+
+  @ApiProperty({ nullable: true, example: 'team@example.com', description: 'null when the resource is deleted or the field is removed' })
+  after: unknown;
+}
+
+export class ConfigChangeDto {
+  @ApiProperty({ enum: ['create', 'update', 'delete'] })
+  action: string;
+
+  @ApiProperty({ enum: ['project', 'settings', 'domain', 'forwarding', 'form', 'collection', 'template'] })
+  kind: string;
+
+  @ApiProperty({ example: 'domains.example.com.forms.contact', description: 'Where the resource is in the file' })
+  path: string;
+
+  @ApiProperty({ type: [FieldChangeDto] })
+  changes: FieldChangeDto[];
+}
+
+export class ConfigSummaryDto {
+  @ApiProperty({ example: 2 })
+  create: number;
+
+  @ApiProperty({ example: 1 })
+  update: number;
+
+  @ApiProperty({ example: 0 })
+  delete: number;
+}
+
+export class PushResultDto {
+  @ApiProperty({ description: 'False for a dry run: nothing was changed' })
+  applied: boolean;
+
+  @ApiProperty()
+  dryRun: boolean;
+
+  @ApiProperty()
+  prune: boolean;
+
+  @ApiProperty({ type: ConfigSummaryDto })
+  summary: ConfigSummaryDto;
+
+  @ApiProperty({ type: [ConfigChangeDto], description: 'Empty when the account already matches the file' })
+  changes: ConfigChangeDto[];
+
+  @ApiProperty({ type: [String], example: ['domains.old.example'], description: 'What the account has and the file does not name: kept, as the push does not prune' })
+  notInFile: string[];
+
+  @ApiProperty({ type: [String], description: 'What to do next, such as verifying a new domain' })
+  notes: string[];
+}
