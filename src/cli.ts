@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import { stringify } from 'yaml';
 import { readConfigFile } from './cli/config-file-reader';
-import { ApiError, MailroomClient, PushResult } from './cli/mailroom-client';
+import { ApiError, MailroomClient, type PushResult } from './cli/mailroom-client';
 import { formatApiError, formatPlan, paintFor } from './cli/plan-output';
 
 /** Exit codes a CI pipeline can branch on. */

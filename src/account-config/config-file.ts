@@ -1,4 +1,4 @@
-import { FieldError, isSlug, SettingsChecker, slugRule } from '../common/settings-checker';
+import { FieldError, isSlug, SettingsChecker, SLUG_PATTERN, slugRule } from '../common/settings-checker';
 import { checkForwarding, DOMAIN_LIMITS } from '../domains/domain-settings';
 import { normalizeDomainName } from '../domains/domain-name';
 import { CONTACT_FORM_SLUG } from '../forms/form.entity';
@@ -75,8 +75,6 @@ export const CONFIG_LIMITS = {
   templates: 500,
   /** Bytes of one template part, as the templates API takes them. */
   templatePart: 512 * 1024,
-  /** Bytes of a template's variables as JSON. */
-  variables: 64 * 1024,
 } as const;
 
 export function emptyConfig(): AccountConfig {
@@ -132,7 +130,7 @@ function checkProject(value: unknown, check: SettingsChecker): ProjectConfig | n
   if (!check.isObject(value, 'project')) return null;
   check.unknownKeys(value, ['name', 'slug'], 'project');
   const name = check.text(value.name, 'project.name', 200);
-  const slug = check.matches(value.slug, 'project.slug', /^[a-z0-9][a-z0-9_-]{0,62}$/, slugRule());
+  const slug = check.matches(value.slug, 'project.slug', SLUG_PATTERN, slugRule());
   return name && slug ? { name: name.trim(), slug } : null;
 }
 
@@ -204,11 +202,8 @@ const checkTemplateEntry: EntryChecker<TemplateConfig> = (name, value, field, ch
   if (html !== undefined) template.html = html;
   if (text !== undefined) template.text = text;
   if (value.html == null && value.text == null && value.html_file == null) check.fail(field, 'a template needs html, html_file or text');
-  if (value.variables != null && check.isObject(value.variables, `${field}.variables`)) {
-    if (JSON.stringify(value.variables).length > CONFIG_LIMITS.variables) {
-      check.fail(`${field}.variables`, `at most ${CONFIG_LIMITS.variables / 1024} KB as JSON`);
-    } else template.variables = value.variables;
-  }
+  // Their size is checked with the content (TemplatesService.contentProblems).
+  if (value.variables != null && check.isObject(value.variables, `${field}.variables`)) template.variables = value.variables;
   return [name, template];
 };
 

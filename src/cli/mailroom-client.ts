@@ -1,17 +1,11 @@
+import type { PushResult } from '../account-config/account-config.service';
+
 /** The part of a D-10 error body the command line shows. */
 interface ErrorBody {
   error?: { code?: string; message?: string; details?: { fields?: { field: string; message: string }[] } };
 }
 
-export interface PushResult {
-  applied: boolean;
-  dryRun: boolean;
-  prune: boolean;
-  summary: { create: number; update: number; delete: number };
-  changes: { action: 'create' | 'update' | 'delete'; kind: string; path: string; changes: { field: string; before: unknown; after: unknown }[] }[];
-  notInFile: string[];
-  notes: string[];
-}
+export type { PushResult };
 
 /** A refusal of the server, with every problem it named. */
 export class ApiError extends Error {
