@@ -137,11 +137,16 @@ export class DomainsService implements OnModuleInit {
   ): Promise<void> {
     const repository = manager.getRepository(Domain);
     if (remove.length) await repository.delete({ accountId, name: In(remove) });
+    const existing = new Map((await repository.find({ where: { accountId, name: In(upserts.map((u) => u.name)) } })).map((d) => [d.name, d]));
+    // New domains' DKIM keys are made side by side (RSA-2048 takes a worker thread ~100 ms each).
+    const created = new Map(
+      await Promise.all(upserts.filter((u) => !existing.has(u.name)).map(async (u) => [u.name, await this.build(accountId, u.name)] as const)),
+    );
     for (const { name, settings, forms } of upserts) {
-      let domain = await repository.findOneBy({ accountId, name });
+      let domain = existing.get(name);
       if (domain) await repository.update({ id: domain.id, accountId }, { settings });
       else {
-        domain = await this.build(accountId, name);
+        domain = created.get(name)!;
         domain.settings = settings;
         try {
           await repository.save(domain);

@@ -192,18 +192,19 @@ export class TemplatesService {
     const repository = manager.getRepository(Template);
     if (remove.length) await repository.delete({ accountId, name: In(remove) });
     const existing = new Map((await repository.find({ where: { accountId }, select: { id: true, name: true } })).map((t) => [t.name, t.id]));
+    const fieldsOf = (input: TemplateInput & { type: TemplateType }) => ({
+      type: input.type,
+      description: input.description ?? null,
+      subject: input.subject,
+      html: input.html ?? null,
+      text: input.text ?? null,
+      variables: input.variables ?? null,
+    });
+    const added = upserts.filter((input) => !existing.has(input.name));
+    if (added.length) await repository.insert(added.map((input) => ({ id: newId('tpl'), accountId, name: input.name, ...fieldsOf(input) })));
     for (const input of upserts) {
-      const fields = {
-        type: input.type,
-        description: input.description ?? null,
-        subject: input.subject,
-        html: input.html ?? null,
-        text: input.text ?? null,
-        variables: input.variables ?? null,
-      };
       const id = existing.get(input.name);
-      if (id) await repository.update({ id, accountId }, fields);
-      else await repository.insert({ id: newId('tpl'), accountId, name: input.name, ...fields });
+      if (id) await repository.update({ id, accountId }, fieldsOf(input));
     }
     for (const name of [...remove, ...upserts.map((t) => t.name)]) this.compiled.delete(cacheKey(accountId, name));
   }
