@@ -193,13 +193,12 @@ export class AccountConfigService {
     const config = emptyConfig();
     const account = await manager.findOneBy(Account, { id: accountId });
     if (!account) throw AppException.notFound('Account', accountId);
-    const [projects, domains, collections, forms, templates] = await Promise.all([
-      manager.find(Project, { where: { accountId }, order: { createdAt: 'ASC' } }),
-      manager.find(Domain, { where: { accountId }, order: { name: 'ASC' } }),
-      manager.find(Collection, { where: { accountId }, order: { slug: 'ASC' } }),
-      manager.find(Form, { where: { accountId, kind: In(['domain', 'collection']), slug: Not(IsNull()) }, order: { slug: 'ASC' } }),
-      manager.find(Template, { where: { accountId }, order: { name: 'ASC' } }),
-    ]);
+    // One after the other: in a transaction they share one connection, which takes one query at a time.
+    const projects = await manager.find(Project, { where: { accountId }, order: { createdAt: 'ASC' } });
+    const domains = await manager.find(Domain, { where: { accountId }, order: { name: 'ASC' } });
+    const collections = await manager.find(Collection, { where: { accountId }, order: { slug: 'ASC' } });
+    const forms = await manager.find(Form, { where: { accountId, kind: In(['domain', 'collection']), slug: Not(IsNull()) }, order: { slug: 'ASC' } });
+    const templates = await manager.find(Template, { where: { accountId }, order: { name: 'ASC' } });
 
     const projectSlugs = new Map(projects.map((project) => [project.id, project.slug]));
     config.projects = Object.fromEntries(projects.map((project) => [project.slug, project.name]));
