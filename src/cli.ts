@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { writeFile } from 'node:fs/promises';
-import { Command, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { stringify } from 'yaml';
 import { readConfigFile } from './cli/config-file-reader';
 import { ApiError, MailroomClient, type PushResult } from './cli/mailroom-client';
@@ -94,8 +94,8 @@ async function main(argv: string[]): Promise<number> {
     return code;
   } catch (err) {
     if (err instanceof ApiError) console.error(formatApiError(err, paint));
-    else if (err && typeof err === 'object' && 'exitCode' in err && 'code' in err && String(err.code).startsWith('commander.')) {
-      // commander printed its own message (usage, --help, --version)
+    else if (err instanceof CommanderError) {
+      // commander printed its own message (usage, --help)
       return err.exitCode === 0 ? EXIT.ok : EXIT.error;
     } else console.error(paint('red', err instanceof Error ? err.message : String(err)));
     return EXIT.error;

@@ -13,10 +13,11 @@ import { CONTACT_FORM_SLUG, Form } from '../forms/form.entity';
 import type { FormSettings } from '../forms/form-settings';
 import { Project } from '../projects/project.entity';
 import { ProjectsService } from '../projects/projects.service';
+import { GLOBAL_LIMIT_FIELDS, parseGlobalLimits } from '../quotas/quota-policy';
 import { QuotaService } from '../quotas/quota.service';
 import { FORM_TEMPLATE_TYPES, Template } from '../templates/template.entity';
 import { TemplatesService } from '../templates/templates.service';
-import { AccountConfig, checkConfigFile, emptyConfig, GlobalLimitsConfig, TemplateConfig, toConfigFile } from './config-file';
+import { AccountConfig, checkConfigFile, emptyConfig, TemplateConfig, toConfigFile } from './config-file';
 import { canonical, ConfigChange, mergeConfig, planChanges } from './config-plan';
 
 export interface PushOptions {
@@ -183,7 +184,8 @@ export class AccountConfigService {
     }
     const limits = target.settings?.global_limits ?? {};
     await patchAccountSettings(manager, accountId, {
-      global_limits: { hourly: limits.hourly ?? null, daily: limits.daily ?? null, monthly: limits.monthly ?? null },
+      // Every window given: a limit the target lacks is removed (null), not kept.
+      global_limits: Object.fromEntries(GLOBAL_LIMIT_FIELDS.map((window) => [window, limits[window] ?? null])),
       [CONFIG_SETTINGS]: { project: target.project ? (projectIds.get(target.project.slug) ?? null) : null },
     });
   }
@@ -204,8 +206,8 @@ export class AccountConfigService {
     config.projects = Object.fromEntries(projects.map((project) => [project.slug, project.name]));
     const configured = projects.find((project) => project.id === account.settings?.[CONFIG_SETTINGS]?.project);
     if (configured) config.project = { slug: configured.slug, name: configured.name };
-    const globalLimits = globalLimitsOf(account.settings?.global_limits);
-    config.settings = globalLimits ? { global_limits: globalLimits } : {};
+    const globalLimits = parseGlobalLimits(account.settings?.global_limits);
+    config.settings = Object.keys(globalLimits).length > 0 ? { global_limits: globalLimits } : {};
 
     const formsOf = new Map<string, Record<string, FormSettings>>();
     for (const form of forms) {
@@ -243,12 +245,3 @@ function templateConfigOf(template: Template): TemplateConfig {
   };
 }
 
-function globalLimitsOf(stored: unknown): GlobalLimitsConfig | undefined {
-  if (!stored || typeof stored !== 'object') return undefined;
-  const limits: GlobalLimitsConfig = {};
-  for (const window of ['hourly', 'daily', 'monthly'] as const) {
-    const value = (stored as Record<string, unknown>)[window];
-    if (typeof value === 'number') limits[window] = value;
-  }
-  return Object.keys(limits).length > 0 ? limits : undefined;
-}

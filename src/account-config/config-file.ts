@@ -3,7 +3,7 @@ import { checkForwarding, DOMAIN_LIMITS } from '../domains/domain-settings';
 import { normalizeDomainName } from '../domains/domain-name';
 import { CONTACT_FORM_SLUG } from '../forms/form.entity';
 import { checkFormMap, FormSettings } from '../forms/form-settings';
-import { MAX_QUOTA_VALUE } from '../quotas/quota-policy';
+import { GLOBAL_LIMIT_FIELDS, GlobalLimits, MAX_QUOTA_VALUE } from '../quotas/quota-policy';
 import { TEMPLATE_TYPES, TemplateType } from '../templates/template.entity';
 import { TEMPLATE_NAME_PATTERN } from '../templates/templates.service';
 
@@ -29,13 +29,7 @@ export interface ProjectConfig {
 }
 
 export interface SettingsConfig {
-  global_limits?: GlobalLimitsConfig;
-}
-
-export interface GlobalLimitsConfig {
-  hourly?: number;
-  daily?: number;
-  monthly?: number;
+  global_limits?: GlobalLimits;
 }
 
 export interface DomainConfig {
@@ -67,7 +61,6 @@ export const CONFIG_SECTIONS = ['project', 'domains', 'collections', 'templates'
 const DOMAIN_KEYS = ['contactRecipients', 'forwarding', 'forms'];
 const COLLECTION_KEYS = ['name', 'forms'];
 const TEMPLATE_KEYS = ['type', 'description', 'subject', 'text', 'html', 'html_file', 'variables'];
-const GLOBAL_LIMIT_WINDOWS = ['hourly', 'daily', 'monthly'] as const;
 
 export const CONFIG_LIMITS = {
   domains: 200,
@@ -140,9 +133,9 @@ function checkSettings(value: unknown, check: SettingsChecker): SettingsConfig {
   const settings: SettingsConfig = {};
   const limits = value.global_limits;
   if (limits == null || !check.isObject(limits, 'settings.global_limits')) return settings;
-  check.unknownKeys(limits, GLOBAL_LIMIT_WINDOWS, 'settings.global_limits');
-  const global: GlobalLimitsConfig = {};
-  for (const window of GLOBAL_LIMIT_WINDOWS) {
+  check.unknownKeys(limits, GLOBAL_LIMIT_FIELDS, 'settings.global_limits');
+  const global: GlobalLimits = {};
+  for (const window of GLOBAL_LIMIT_FIELDS) {
     if (limits[window] == null) continue;
     const limit = check.positiveInt(limits[window], `settings.global_limits.${window}`, MAX_QUOTA_VALUE);
     if (limit !== undefined) global[window] = limit;
