@@ -20,7 +20,15 @@ async function main(): Promise<void> {
     await runMigrations(url);
     execFileSync(
       process.execPath,
-      ['-r', '@swc-node/register', 'node_modules/typeorm/cli.js', '-d', 'ormconfig.ts', 'migration:generate', `src/database/migrations/${name}`],
+      [
+        '-r',
+        '@swc-node/register',
+        'node_modules/typeorm/cli.js',
+        '-d',
+        'ormconfig.ts',
+        'migration:generate',
+        `src/database/migrations/${name}`,
+      ],
       { stdio: 'inherit', env: { ...process.env, DATABASE_URL: url } },
     );
   } finally {

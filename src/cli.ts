@@ -72,7 +72,9 @@ function program(setExit: (code: number) => void): Command {
 
   cli
     .command('bootstrap')
-    .description('Create the operator account if there is none and print a new operator admin key (shown once). Uses DATABASE_URL, not the API.')
+    .description(
+      'Create the operator account if there is none and print a new operator admin key (shown once). Uses DATABASE_URL, not the API.',
+    )
     .action(
       run(async () => {
         const { bootstrapOperator } = await import('./cli/bootstrap');

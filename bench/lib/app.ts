@@ -52,7 +52,11 @@ export async function sql(databaseUrl: string, text: string, params: unknown[] =
  * Boots the API like production (NODE_ENV=production, LOG_LEVEL=warn, APP_ROLE=api) on the given
  * database, with its own Redis key prefix; `env` adds or overrides variables, `nodeArgs` are given to node.
  */
-export async function startApp(databaseUrl: string, env: Record<string, string> = {}, options: { nodeArgs?: string[] } = {}): Promise<BenchApp> {
+export async function startApp(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+  options: { nodeArgs?: string[] } = {},
+): Promise<BenchApp> {
   const port = await freePort();
   const operatorKey = `svc_sk_admin_${randomBytes(32).toString('hex')}`;
   const redisPrefix = env.REDIS_KEY_PREFIX ?? `mailroom-bench:${randomBytes(4).toString('hex')}:`;

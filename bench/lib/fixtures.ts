@@ -23,7 +23,8 @@ export async function createTenant(
   options: { tier?: 'free' | 'pro' | 'enterprise'; settings?: Record<string, unknown> } = {},
 ): Promise<Tenant> {
   const created = await call(app, app.operatorKey, 'POST', '/admin/accounts', { name: 'Bench tenant', tier: options.tier });
-  if (options.settings) await sql(app.databaseUrl, 'UPDATE accounts SET settings = $2 WHERE id = $1', [created.account.id, options.settings]);
+  if (options.settings)
+    await sql(app.databaseUrl, 'UPDATE accounts SET settings = $2 WHERE id = $1', [created.account.id, options.settings]);
   return { accountId: created.account.id, adminKey: created.apiKey.key };
 }
 

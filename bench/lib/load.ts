@@ -153,7 +153,8 @@ export async function measureAtRate(options: RateOptions): Promise<Measurement> 
   const achieved = await fire(durationSec);
   agent.destroy();
   latencies.sort((a, b) => a - b);
-  const pick = (q: number) => (latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] * 10) / 10 : 0);
+  const pick = (q: number) =>
+    latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] * 10) / 10 : 0;
   return {
     label,
     requestsPerSec: Math.round(achieved),

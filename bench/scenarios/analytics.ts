@@ -72,15 +72,32 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
       { label: 'GET /analytics?range=90d', path: '/analytics?range=90d' },
     ];
     const noop = 'GET /auth/whoami (no-op)';
-    const measurements: Measurement[] = [await measure({ label: noop, url: `${app.url}/auth/whoami`, headers, ...options, durationSec: Math.min(options.durationSec, 5) })];
+    const measurements: Measurement[] = [
+      await measure({ label: noop, url: `${app.url}/auth/whoami`, headers, ...options, durationSec: Math.min(options.durationSec, 5) }),
+    ];
     const atRate: Measurement[] = [];
     for (const route of routes) {
       const url = `${app.url}${route.path}`;
       // A short closed loop finds the peak (its latency is queueing: 50 connections on two cores); the p99 that
       // counts is the open loop's at a steady RATE.
-      const peak = await measure({ label: route.label, baseline: noop, url, headers, ...options, durationSec: Math.min(options.durationSec, 5) });
-      const steady = await measureAtRate({ label: `${route.label} at ${RATE}/s`, url, headers, rate: RATE, durationSec: options.durationSec });
-      console.log(`  ${route.label}: ${Math.round(peak.requestsPerSec)} req/s (p99 ${peak.latencyP99Ms} ms); at ${RATE}/s p50 ${steady.latencyP50Ms} ms, p99 ${steady.latencyP99Ms} ms`);
+      const peak = await measure({
+        label: route.label,
+        baseline: noop,
+        url,
+        headers,
+        ...options,
+        durationSec: Math.min(options.durationSec, 5),
+      });
+      const steady = await measureAtRate({
+        label: `${route.label} at ${RATE}/s`,
+        url,
+        headers,
+        rate: RATE,
+        durationSec: options.durationSec,
+      });
+      console.log(
+        `  ${route.label}: ${Math.round(peak.requestsPerSec)} req/s (p99 ${peak.latencyP99Ms} ms); at ${RATE}/s p50 ${steady.latencyP50Ms} ms, p99 ${steady.latencyP99Ms} ms`,
+      );
       measurements.push(peak, steady);
       atRate.push(steady);
     }
@@ -169,7 +186,9 @@ async function seedRows(databaseUrl: string, db: Client, accountId: string): Pro
         );
         events += result.rowCount ?? 0;
         messages += last - first + 1;
-        console.log(`  seeded ${messages.toLocaleString('en')} messages, ${events.toLocaleString('en')} events (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+        console.log(
+          `  seeded ${messages.toLocaleString('en')} messages, ${events.toLocaleString('en')} events (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+        );
       }
     } finally {
       await client.end();
@@ -186,7 +205,12 @@ async function seedRows(databaseUrl: string, db: Client, accountId: string): Pro
 }
 
 /** What analytics would count, read from the events themselves: the check of the rollups, and the cost they avoid. */
-async function countEvents(db: Client, accountId: string, from: string, to: string): Promise<{ counts: Record<string, number>; ms: number }> {
+async function countEvents(
+  db: Client,
+  accountId: string,
+  from: string,
+  to: string,
+): Promise<{ counts: Record<string, number>; ms: number }> {
   const started = Date.now();
   const { rows } = await db.query(
     `SELECT count(*) FILTER (WHERE e.type = 'sent')::int AS emails_sent,

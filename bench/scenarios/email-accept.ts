@@ -10,7 +10,9 @@ export const BENCH_DOMAIN = 'bench.mailroom.test';
 
 /** A verified sending domain written straight to the database (verification needs DNS). */
 export async function insertVerifiedDomain(databaseUrl: string, accountId: string, sealedPrivateKey = 'unused-by-the-api'): Promise<void> {
-  const publicKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+  const publicKey = generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .publicKey.export({ type: 'spki', format: 'der' })
+    .toString('base64');
   await sql(
     databaseUrl,
     `INSERT INTO domains (id, account_id, name, status, verification_token, dkim_selector, dkim_private_key, dkim_public_key, verified_at)
@@ -65,7 +67,13 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
       durationSec: options.durationSec,
     });
     // The same steady load on the no-op route: what this machine's scheduling alone costs at that rate.
-    const noopAtRate = await measureAtRate({ label: `${noop} at ${halfRate}/s`, url: `${app.url}/auth/whoami`, headers, rate: halfRate, durationSec: options.durationSec });
+    const noopAtRate = await measureAtRate({
+      label: `${noop} at ${halfRate}/s`,
+      url: `${app.url}/auth/whoami`,
+      headers,
+      rate: halfRate,
+      durationSec: options.durationSec,
+    });
     const measurements = [average(noop, rounds[noop]), { ...peak, baseline: noop }, atHalf, noopAtRate];
     const share = ratioToBaseline(measurements[1], measurements) ?? 0;
     const clean = measurements.slice(0, 2).every((m) => m.non2xx === 0 && m.errors === 0);

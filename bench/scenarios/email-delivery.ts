@@ -104,7 +104,14 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
       databaseUrl,
       `INSERT INTO domains (id, account_id, name, status, verification_token, dkim_selector, dkim_private_key, dkim_public_key, verified_at)
        VALUES ($1, $2, $3, 'verified', $4, 'mr1', $5, $6, now())`,
-      [`dom_${createHash('sha1').update(redisPrefix).digest('hex').slice(0, 20)}`, tenant.accountId, BENCH_DOMAIN, 'x', seal(privatePem, encryptionKey), publicDer],
+      [
+        `dom_${createHash('sha1').update(redisPrefix).digest('hex').slice(0, 20)}`,
+        tenant.accountId,
+        BENCH_DOMAIN,
+        'x',
+        seal(privatePem, encryptionKey),
+        publicDer,
+      ],
     );
     const headers = { 'X-Api-Key': key, 'Content-Type': 'application/json' };
     let accepted = 0;
@@ -152,7 +159,11 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
         measurement(`queue → SMTP sink, ${count} emails, pacer 1,000,000/s`, queueRate, loopLabel),
       ],
       targets: [
-        { name: `queue → SMTP ≥ ${SHARE_TARGET * 100}% of the plain loop`, met: share >= SHARE_TARGET, detail: `${(share * 100).toFixed(1)}% (${queueRate} vs ${loopRate} emails/s)` },
+        {
+          name: `queue → SMTP ≥ ${SHARE_TARGET * 100}% of the plain loop`,
+          met: share >= SHARE_TARGET,
+          detail: `${(share * 100).toFixed(1)}% (${queueRate} vs ${loopRate} emails/s)`,
+        },
         { name: `queue → SMTP ≥ ${RATE_TARGET} emails/s`, met: queueRate >= RATE_TARGET, detail: `${queueRate} emails/s` },
       ],
     };

@@ -57,7 +57,9 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
       settings: { limits: { requests_per_hour: 1_000_000_000, requests_per_minute: 100_000_000, burst: 10_000_000 } },
     });
     // A key never creates a key wider than itself: the operator lifts the tenant admin key's own limits first.
-    await sql(databaseUrl, `UPDATE api_keys SET rate_limit = 100000000, restrictions = '{"burst_limit": 10000000}' WHERE account_id = $1`, [tenant.accountId]);
+    await sql(databaseUrl, `UPDATE api_keys SET rate_limit = 100000000, restrictions = '{"burst_limit": 10000000}' WHERE account_id = $1`, [
+      tenant.accountId,
+    ]);
     const key = await createKey(app, tenant, { keyType: 'usage', rateLimit: 100_000_000, restrictions: { burst_limit: 10_000_000 } });
     const noopHeaders = { Authorization: `Bearer ${key}` };
     const formUrl = `${app.url}/f/${await createForm(app, tenant.adminKey)}`;
@@ -70,7 +72,9 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
     for (let round = 0; round < options.rounds; round++) {
       const a = await measure({ label: noop, url: `${app.url}/auth/whoami`, headers: noopHeaders, ...options });
       const b = await measureFormPosts(post, formUrl, nextBody, options);
-      console.log(`  round ${round + 1}: whoami ${Math.round(a.requestsPerSec)} req/s, form posts ${Math.round(b.requestsPerSec)} accepted/s`);
+      console.log(
+        `  round ${round + 1}: whoami ${Math.round(a.requestsPerSec)} req/s, form posts ${Math.round(b.requestsPerSec)} accepted/s`,
+      );
       rounds[noop].push(a);
       rounds[post].push(b);
     }
@@ -86,7 +90,13 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
       success: (status) => status === ACCEPTED,
     });
     // The same steady load on the no-op route: what this machine's scheduling alone costs at that rate.
-    const noopAtRate = await measureAtRate({ label: `${noop} at ${halfRate}/s`, url: `${app.url}/auth/whoami`, headers: noopHeaders, rate: halfRate, durationSec: options.durationSec });
+    const noopAtRate = await measureAtRate({
+      label: `${noop} at ${halfRate}/s`,
+      url: `${app.url}/auth/whoami`,
+      headers: noopHeaders,
+      rate: halfRate,
+      durationSec: options.durationSec,
+    });
     const measurements = [average(noop, rounds[noop]), { ...peak, baseline: noop }, atHalf, noopAtRate];
     const share = ratioToBaseline(measurements[1], measurements) ?? 0;
     const clean = measurements.slice(0, 2).every((m) => m.non2xx === 0 && m.errors === 0);
@@ -137,7 +147,8 @@ async function probe(app: BenchApp, adminKey: string, formUrl: string, body: str
   const text = await res.text();
   if (res.status !== ACCEPTED) throw new Error(`POST ${formUrl} answered ${res.status}: ${text}`);
   if (res.headers.get('location') !== `${SITE}/thanks`) throw new Error(`the 303 went to ${res.headers.get('location')}`);
-  if (res.headers.get('x-ratelimit-limit') !== '100000000') throw new Error(`the form's limiter did not count: X-RateLimit-Limit ${res.headers.get('x-ratelimit-limit')}`);
+  if (res.headers.get('x-ratelimit-limit') !== '100000000')
+    throw new Error(`the form's limiter did not count: X-RateLimit-Limit ${res.headers.get('x-ratelimit-limit')}`);
   const { submissionId } = JSON.parse(text) as { submissionId: string };
   const formId = new URL(formUrl).pathname.split('/').pop();
   const stored = await fetch(`${app.url}/api/forms/${formId}/submissions`, { headers: { Authorization: `Bearer ${adminKey}` } });
@@ -152,7 +163,9 @@ async function measureFormPosts(label: string, url: string, nextBody: () => stri
   const base = {
     url: target.origin,
     connections: options.connections,
-    requests: [{ method: 'POST', path: target.pathname, headers: FORM_HEADERS, setupRequest: (req: object) => ({ ...req, body: nextBody() }) }],
+    requests: [
+      { method: 'POST', path: target.pathname, headers: FORM_HEADERS, setupRequest: (req: object) => ({ ...req, body: nextBody() }) },
+    ],
   };
   await autocannon({ ...base, duration: 2 });
   const result = await autocannon({ ...base, duration: options.durationSec });

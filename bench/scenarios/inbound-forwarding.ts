@@ -59,7 +59,15 @@ interface SmtpRun {
  * An SMTP refusal counts in non2xx, anything else (a dropped connection) in errors.
  */
 async function sendLoop(label: string, port: number, durationSec: number): Promise<SmtpRun> {
-  const transport = nodemailer.createTransport({ pool: true, host: '127.0.0.1', port, secure: false, ignoreTLS: true, maxConnections: POOL_SIZE, maxMessages: Infinity } as never);
+  const transport = nodemailer.createTransport({
+    pool: true,
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    ignoreTLS: true,
+    maxConnections: POOL_SIZE,
+    maxMessages: Infinity,
+  } as never);
   let accepted = 0;
   const run = async (seconds: number) => {
     const latencies: number[] = [];
@@ -85,8 +93,16 @@ async function sendLoop(label: string, port: number, durationSec: number): Promi
     );
     const elapsed = (performance.now() - start) / 1000;
     latencies.sort((a, b) => a - b);
-    const pick = (q: number) => (latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] * 10) / 10 : 0);
-    return { label, requestsPerSec: Math.round(latencies.length / elapsed), latencyP50Ms: pick(0.5), latencyP99Ms: pick(0.99), non2xx: refused, errors };
+    const pick = (q: number) =>
+      latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] * 10) / 10 : 0;
+    return {
+      label,
+      requestsPerSec: Math.round(latencies.length / elapsed),
+      latencyP50Ms: pick(0.5),
+      latencyP99Ms: pick(0.99),
+      non2xx: refused,
+      errors,
+    };
   };
   try {
     await run(WARMUP_SEC);
@@ -175,7 +191,10 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
     probe.close();
     if (!/^250 2\.0\.0 Ok: queued as inb_/.test(probed.response)) throw new Error(`the inbound server answered ${probed.response}`);
 
-    await sql(databaseUrl, `CREATE TABLE ${NAIVE_TABLE} (id bigserial PRIMARY KEY, mail_from text NOT NULL, recipients text[] NOT NULL, source bytea NOT NULL, received_at timestamptz NOT NULL DEFAULT now())`);
+    await sql(
+      databaseUrl,
+      `CREATE TABLE ${NAIVE_TABLE} (id bigserial PRIMARY KEY, mail_from text NOT NULL, recipients text[] NOT NULL, source bytea NOT NULL, received_at timestamptz NOT NULL DEFAULT now())`,
+    );
     const upper = await startBareServer();
     servers.push(upper);
     const naive = await startBareServer(databaseUrl);

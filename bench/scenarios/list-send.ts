@@ -38,7 +38,11 @@ interface FanOut {
  */
 export async function run(_options: BenchOptions): Promise<ScenarioResult> {
   const databaseUrl = scratchDatabaseUrl();
-  const app = await startApp(databaseUrl, { APP_ROLE: 'all', RATE_LIMIT_ENABLED: 'false' }, { nodeArgs: [`--max-old-space-size=${HEAP_MB}`] });
+  const app = await startApp(
+    databaseUrl,
+    { APP_ROLE: 'all', RATE_LIMIT_ENABLED: 'false' },
+    { nodeArgs: [`--max-old-space-size=${HEAP_MB}`] },
+  );
   const emailQueue = new Bull('email', REDIS_URL, { prefix: `${app.redisPrefix}bull` });
   try {
     await emailQueue.pause();
@@ -53,9 +57,13 @@ export async function run(_options: BenchOptions): Promise<ScenarioResult> {
     });
 
     const small = await fanOut(app, api, SMALL);
-    console.log(`  ${SMALL} subscribers: ${small.seconds.toFixed(2)} s, ${small.messagesPerSec} messages/s, RSS peak ${small.peakRssMb} MB (+${small.rssGrowthMb})`);
+    console.log(
+      `  ${SMALL} subscribers: ${small.seconds.toFixed(2)} s, ${small.messagesPerSec} messages/s, RSS peak ${small.peakRssMb} MB (+${small.rssGrowthMb})`,
+    );
     const large = await fanOut(app, api, LARGE);
-    console.log(`  ${LARGE} subscribers: ${large.seconds.toFixed(2)} s, ${large.messagesPerSec} messages/s, RSS peak ${large.peakRssMb} MB (+${large.rssGrowthMb})`);
+    console.log(
+      `  ${LARGE} subscribers: ${large.seconds.toFixed(2)} s, ${large.messagesPerSec} messages/s, RSS peak ${large.peakRssMb} MB (+${large.rssGrowthMb})`,
+    );
     const batchRate = await batchSends(api, LARGE);
     console.log(`  ${LARGE} messages through POST /email/batch (${BATCH_SIZE} a call): ${batchRate} messages/s`);
 
@@ -76,8 +84,16 @@ export async function run(_options: BenchOptions): Promise<ScenarioResult> {
       description: `List send fan-out: messages per second from the request to the last message queued, and peak RSS with a ${HEAP_MB} MB heap (req/s = messages/s)`,
       measurements: [
         row(batchLabel, batchRate),
-        row(`list send, ${SMALL} subscribers: ${small.seconds.toFixed(2)} s, peak RSS ${small.peakRssMb} MB`, small.messagesPerSec, batchLabel),
-        row(`list send, ${LARGE} subscribers: ${large.seconds.toFixed(2)} s, peak RSS ${large.peakRssMb} MB`, large.messagesPerSec, batchLabel),
+        row(
+          `list send, ${SMALL} subscribers: ${small.seconds.toFixed(2)} s, peak RSS ${small.peakRssMb} MB`,
+          small.messagesPerSec,
+          batchLabel,
+        ),
+        row(
+          `list send, ${LARGE} subscribers: ${large.seconds.toFixed(2)} s, peak RSS ${large.peakRssMb} MB`,
+          large.messagesPerSec,
+          batchLabel,
+        ),
       ],
       targets: [
         {
@@ -118,7 +134,10 @@ function client(app: BenchApp, key: string): Api {
 async function fanOut(app: BenchApp, api: Api, size: number): Promise<FanOut> {
   const list = await api('POST', '/email/lists', { name: `Bench list of ${size}` });
   for (let start = 0; start < size; start += 1000) {
-    const subscribers = Array.from({ length: Math.min(1000, size - start) }, (_, i) => ({ email: `reader${start + i}@example.org`, name: `Reader ${start + i}` }));
+    const subscribers = Array.from({ length: Math.min(1000, size - start) }, (_, i) => ({
+      email: `reader${start + i}@example.org`,
+      name: `Reader ${start + i}`,
+    }));
     const added = await api('POST', `/email/lists/${list.id}/subscribers`, subscribers);
     if (added.added !== subscribers.length) throw new Error(`added ${added.added} of ${subscribers.length} subscribers`);
   }

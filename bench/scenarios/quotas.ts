@@ -46,7 +46,9 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
       const probe = await fetch(`${app.url}/email/send`, { method: 'POST', headers, body: benchMessage() });
       if (probe.status !== 200) throw new Error(`POST /email/send answered ${probe.status}: ${await probe.text()}`);
     }
-    const counters = await Promise.all([off, on].map(async (app) => (await redis.keys(`${app.redisPrefix}quota:${tenant.accountId}:*`)).length));
+    const counters = await Promise.all(
+      [off, on].map(async (app) => (await redis.keys(`${app.redisPrefix}quota:${tenant.accountId}:*`)).length),
+    );
     if (counters[0] !== 0 || counters[1] !== 4) throw new Error(`quota counters off/on: ${counters.join('/')}; expected 0/4`);
 
     const labels = { off: 'POST /email/send, quotas off', on: 'POST /email/send, quotas on' } as const;
@@ -60,15 +62,39 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
     // round (other work starting, autovacuum of the inserts just made) falls on both sides alike.
     const durationSec = Math.max(5, Math.round(options.durationSec / 2));
     // Uncounted: both apps compile their hot paths first (a cold app's first measurement ran 30–40% slower).
-    for (const app of [off, on]) await measure({ label: 'warm-up', url: `${app.url}/email/send`, method: 'POST', headers, body: benchMessage(), ...options, durationSec: 5 });
+    for (const app of [off, on])
+      await measure({
+        label: 'warm-up',
+        url: `${app.url}/email/send`,
+        method: 'POST',
+        headers,
+        body: benchMessage(),
+        ...options,
+        durationSec: 5,
+      });
     for (let round = 0; round < options.rounds; round++) {
-      for (const [name, app] of [['off', off], ['on', on], ['on', on], ['off', off]] as const) {
+      for (const [name, app] of [
+        ['off', off],
+        ['on', on],
+        ['on', on],
+        ['off', off],
+      ] as const) {
         const [cpuBefore, sentBefore] = [cpuMs(app.pid), await sent()];
-        const m = await measure({ label: labels[name], url: `${app.url}/email/send`, method: 'POST', headers, body: benchMessage(), ...options, durationSec });
+        const m = await measure({
+          label: labels[name],
+          url: `${app.url}/email/send`,
+          method: 'POST',
+          headers,
+          body: benchMessage(),
+          ...options,
+          durationSec,
+        });
         const [cpuUsed, sends] = [cpuMs(app.pid) - cpuBefore, (await sent()) - sentBefore];
         cpu[name].ms += cpuUsed;
         cpu[name].sends += sends;
-        console.log(`  round ${round + 1}, quotas ${name}: ${Math.round(m.requestsPerSec)} req/s, ${(cpuUsed / sends).toFixed(3)} ms CPU per send`);
+        console.log(
+          `  round ${round + 1}, quotas ${name}: ${Math.round(m.requestsPerSec)} req/s, ${(cpuUsed / sends).toFixed(3)} ms CPU per send`,
+        );
         rounds[name].push(m);
       }
     }

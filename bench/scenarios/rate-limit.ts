@@ -21,7 +21,9 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
       settings: { limits: { requests_per_hour: 1_000_000_000, requests_per_minute: 100_000_000, burst: 10_000_000 } },
     });
     // A key never creates a key wider than itself: the operator lifts the tenant admin key's own limits first.
-    await sql(databaseUrl, `UPDATE api_keys SET rate_limit = 100000000, restrictions = '{"burst_limit": 10000000}' WHERE account_id = $1`, [tenant.accountId]);
+    await sql(databaseUrl, `UPDATE api_keys SET rate_limit = 100000000, restrictions = '{"burst_limit": 10000000}' WHERE account_id = $1`, [
+      tenant.accountId,
+    ]);
     const key = await createKey(off, tenant, {
       keyType: 'usage',
       rateLimit: 100_000_000,
@@ -29,11 +31,16 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
     });
     const headers = { Authorization: `Bearer ${key}` };
     // Measure what the labels say: only the "on" app counts (and says so in its headers).
-    const limited = await Promise.all([off, on].map(async (app) => (await fetch(`${app.url}/auth/whoami`, { headers })).headers.has('x-ratelimit-limit')));
+    const limited = await Promise.all(
+      [off, on].map(async (app) => (await fetch(`${app.url}/auth/whoami`, { headers })).headers.has('x-ratelimit-limit')),
+    );
     if (limited[0] || !limited[1]) throw new Error(`limiter headers off/on: ${limited.join('/')}; expected false/true`);
     const rounds: Record<'off' | 'on', Measurement[]> = { off: [], on: [] };
     for (let round = 0; round < options.rounds; round++) {
-      for (const [name, app] of [['off', off], ['on', on]] as const) {
+      for (const [name, app] of [
+        ['off', off],
+        ['on', on],
+      ] as const) {
         const m = await measure({ label: name, url: `${app.url}/auth/whoami`, headers, ...options });
         console.log(`  round ${round + 1}, limiter ${name}: ${Math.round(m.requestsPerSec)} req/s`);
         rounds[name].push(m);

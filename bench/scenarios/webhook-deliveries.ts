@@ -50,7 +50,11 @@ function submissionPayload(n: number): Record<string, unknown> {
     formId: 'frm_bench',
     formName: 'Contact',
     submissionId: `sub_bench${n}`,
-    fields: { name: 'Ada Lovelace', email: 'ada@example.org', message: 'Hello, I would like to know more about your plans for small teams.' },
+    fields: {
+      name: 'Ada Lovelace',
+      email: 'ada@example.org',
+      message: 'Hello, I would like to know more about your plans for small teams.',
+    },
     files: [],
     messageIds: [`msg_bench${n}`],
     timestamp: new Date().toISOString(),
@@ -116,7 +120,8 @@ export async function run(_options: BenchOptions): Promise<ScenarioResult> {
     const share = bareRate > 0 ? mailroomRate / bareRate : 0;
     return {
       scenario: 'webhook-deliveries',
-      description: 'Webhook deliveries per second from the outbox to a local receiver against a bare Bull worker and a plain signed POST loop (req/s = deliveries/s)',
+      description:
+        'Webhook deliveries per second from the outbox to a local receiver against a bare Bull worker and a plain signed POST loop (req/s = deliveries/s)',
       measurements: [
         row(loopLabel, loopRate),
         row(bareLabel, bareRate, loopLabel),
@@ -143,7 +148,9 @@ async function bareBull(receiver: Receiver, count: number): Promise<number> {
   const queue = new Bull('bare-webhooks', REDIS_URL, { prefix });
   try {
     for (let start = 0; start < count; start += 1000) {
-      const jobs = Array.from({ length: Math.min(1000, count - start) }, (_, i) => ({ data: { id: `evt_bare${start + i}`, payload: submissionPayload(start + i) } }));
+      const jobs = Array.from({ length: Math.min(1000, count - start) }, (_, i) => ({
+        data: { id: `evt_bare${start + i}`, payload: submissionPayload(start + i) },
+      }));
       await queue.addBulk(jobs);
     }
   } finally {

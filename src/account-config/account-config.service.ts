@@ -101,7 +101,12 @@ export class AccountConfigService {
   }
 
   /** What the file's content cannot do in this account: a domain another account verified, bad template content, a missing template. */
-  private async problemsAgainst(accountId: string, current: AccountConfig, desired: AccountConfig, target: AccountConfig): Promise<FieldError[]> {
+  private async problemsAgainst(
+    accountId: string,
+    current: AccountConfig,
+    desired: AccountConfig,
+    target: AccountConfig,
+  ): Promise<FieldError[]> {
     const problems: FieldError[] = [];
     const newDomains = Object.keys(desired.domains).filter((name) => !current.domains[name]);
     for (const name of await this.domains.verifiedElsewhere(accountId, newDomains)) {
@@ -199,7 +204,10 @@ export class AccountConfigService {
     const projects = await manager.find(Project, { where: { accountId }, order: { createdAt: 'ASC' } });
     const domains = await manager.find(Domain, { where: { accountId }, order: { name: 'ASC' } });
     const collections = await manager.find(Collection, { where: { accountId }, order: { slug: 'ASC' } });
-    const forms = await manager.find(Form, { where: { accountId, kind: In(['domain', 'collection']), slug: Not(IsNull()) }, order: { slug: 'ASC' } });
+    const forms = await manager.find(Form, {
+      where: { accountId, kind: In(['domain', 'collection']), slug: Not(IsNull()) },
+      order: { slug: 'ASC' },
+    });
     const templates = await manager.find(Template, { where: { accountId }, order: { name: 'ASC' } });
 
     const projectSlugs = new Map(projects.map((project) => [project.id, project.slug]));
@@ -244,4 +252,3 @@ function templateConfigOf(template: Template): TemplateConfig {
     ...(template.variables !== null && { variables: template.variables }),
   };
 }
-

@@ -32,7 +32,12 @@ describe('mergeConfig and planChanges', () => {
     expect(target.settings).toEqual(current.settings);
     expect(target.project).toEqual(current.project);
     expect(planChanges(current, target)).toEqual([
-      { action: 'update', kind: 'forwarding', path: 'domains.a.example.forwarding.info', changes: [{ field: 'to', before: ['x@example.org'], after: ['z@example.org'] }] },
+      {
+        action: 'update',
+        kind: 'forwarding',
+        path: 'domains.a.example.forwarding.info',
+        changes: [{ field: 'to', before: ['x@example.org'], after: ['z@example.org'] }],
+      },
     ]);
   });
 
@@ -57,18 +62,33 @@ describe('mergeConfig and planChanges', () => {
     const once = mergeConfig(current, file, false);
     const twice = mergeConfig(once, config({ domains: { 'a.example': { forms: { contact: { to: 't@example.org' } } } } }), false);
     expect(planChanges(once, twice)).toEqual([
-      { action: 'update', kind: 'form', path: 'domains.a.example.forms.contact', changes: [{ field: 'redirect', before: 'https://a.example/ok', after: null }] },
+      {
+        action: 'update',
+        kind: 'form',
+        path: 'domains.a.example.forms.contact',
+        changes: [{ field: 'redirect', before: 'https://a.example/ok', after: null }],
+      },
     ]);
   });
 
   it('moves the file’s collections into its project, and switches project by slug', () => {
-    const file = config({ project: { name: 'Other project', slug: 'other' }, collections: { web: { forms: { a: { to: 'x@example.org' } } } } });
+    const file = config({
+      project: { name: 'Other project', slug: 'other' },
+      collections: { web: { forms: { a: { to: 'x@example.org' } } } },
+    });
     const target = mergeConfig(current, file, false);
     expect(target.collections.web.project).toBe('other');
     expect(planChanges(current, target).map((c) => [c.action, c.path, c.changes])).toEqual([
       ['update', 'project', [{ field: 'slug', before: 'site', after: 'other' }]],
       ['update', 'projects.other', [{ field: 'name', before: 'Other', after: 'Other project' }]],
-      ['create', 'collections.web', [{ field: 'name', before: null, after: 'web' }, { field: 'project', before: null, after: 'other' }]],
+      [
+        'create',
+        'collections.web',
+        [
+          { field: 'name', before: null, after: 'web' },
+          { field: 'project', before: null, after: 'other' },
+        ],
+      ],
       ['create', 'collections.web.forms.a', [{ field: 'to', before: null, after: 'x@example.org' }]],
     ]);
   });

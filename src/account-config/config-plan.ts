@@ -30,7 +30,8 @@ interface Resource {
  * says (a form, template or rule is replaced whole); what it does not name is kept, or deleted when pruning.
  */
 export function mergeConfig(current: AccountConfig, file: AccountConfig, prune: boolean): AccountConfig {
-  const keep = <T>(before: Record<string, T>, named: Record<string, T>): Record<string, T> => (prune ? { ...named } : { ...before, ...named });
+  const keep = <T>(before: Record<string, T>, named: Record<string, T>): Record<string, T> =>
+    prune ? { ...named } : { ...before, ...named };
   const domains: AccountConfig['domains'] = prune ? {} : { ...current.domains };
   for (const [name, domain] of Object.entries(file.domains)) {
     const before = current.domains[name];

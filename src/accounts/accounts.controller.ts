@@ -4,7 +4,14 @@ import { ApiKeyDto } from '../api-keys/dto/api-key-response.dto';
 import { Auth } from '../common/auth/auth.decorator';
 import { ErrorBodyDto } from '../common/errors/error-body';
 import { AccountsService } from './accounts.service';
-import { AccountDetailsDto, AccountDto, AccountListDto, CreateAccountDto, CreateAccountResponseDto, UpdateAccountDto } from './dto/account.dto';
+import {
+  AccountDetailsDto,
+  AccountDto,
+  AccountListDto,
+  CreateAccountDto,
+  CreateAccountResponseDto,
+  UpdateAccountDto,
+} from './dto/account.dto';
 
 @ApiTags('Admin')
 @Controller('admin/accounts')

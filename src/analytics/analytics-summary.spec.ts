@@ -57,15 +57,51 @@ describe('emailSummary', () => {
 
 describe('dailySeries', () => {
   const window = { name: 'custom' as const, from: new Date('2026-11-20T00:00:00Z'), to: new Date('2026-11-23T05:00:00Z') };
-  const zero = { emails_sent: 0, delivered: 0, bounced: 0, complaints: 0, opens: 0, clicks: 0, unsubscribes: 0, submissions: 0, spam_blocked: 0, forwarded: 0 };
+  const zero = {
+    emails_sent: 0,
+    delivered: 0,
+    bounced: 0,
+    complaints: 0,
+    opens: 0,
+    clicks: 0,
+    unsubscribes: 0,
+    submissions: 0,
+    spam_blocked: 0,
+    forwarded: 0,
+  };
 
   it('has every date of the window, zeros where nothing happened', () => {
     const series = dailySeries(window, [
-      { ...NO_EMAIL, date: '2026-11-21', sent: 4, delivered: 3, bounced: 1, unsubscribed: 1, opened: 2, openedUnique: 1, clicked: 1, submissions: 5, spam: 2, forwarded: 3 },
+      {
+        ...NO_EMAIL,
+        date: '2026-11-21',
+        sent: 4,
+        delivered: 3,
+        bounced: 1,
+        unsubscribed: 1,
+        opened: 2,
+        openedUnique: 1,
+        clicked: 1,
+        submissions: 5,
+        spam: 2,
+        forwarded: 3,
+      },
     ]);
     expect(series).toEqual([
       { date: '2026-11-20', ...zero },
-      { date: '2026-11-21', emails_sent: 4, delivered: 3, bounced: 1, complaints: 0, opens: 2, clicks: 1, unsubscribes: 1, submissions: 5, spam_blocked: 2, forwarded: 3 },
+      {
+        date: '2026-11-21',
+        emails_sent: 4,
+        delivered: 3,
+        bounced: 1,
+        complaints: 0,
+        opens: 2,
+        clicks: 1,
+        unsubscribes: 1,
+        submissions: 5,
+        spam_blocked: 2,
+        forwarded: 3,
+      },
       { date: '2026-11-22', ...zero },
       { date: '2026-11-23', ...zero },
     ]);
@@ -73,7 +109,12 @@ describe('dailySeries', () => {
 
   it('ignores rows outside the window', () => {
     const series = dailySeries(window, [{ ...NO_EMAIL, date: '2026-11-19', sent: 1, submissions: 0, spam: 0, forwarded: 1 }]);
-    expect(series.map((d) => [d.emails_sent, d.forwarded])).toEqual([[0, 0], [0, 0], [0, 0], [0, 0]]);
+    expect(series.map((d) => [d.emails_sent, d.forwarded])).toEqual([
+      [0, 0],
+      [0, 0],
+      [0, 0],
+      [0, 0],
+    ]);
   });
 });
 

@@ -17,8 +17,14 @@ describe('periodWindow', () => {
   });
 
   it('on the hour, the current hour is the one starting now', () => {
-    expect(iso(periodWindow('last_24_hours', at('2026-11-23T00:00:00Z')))).toEqual(['2026-11-22T01:00:00.000Z', '2026-11-23T01:00:00.000Z']);
-    expect(iso(periodWindow('last_7_days', at('2026-11-23T23:59:59.999Z')))).toEqual(['2026-11-17T00:00:00.000Z', '2026-11-24T00:00:00.000Z']);
+    expect(iso(periodWindow('last_24_hours', at('2026-11-23T00:00:00Z')))).toEqual([
+      '2026-11-22T01:00:00.000Z',
+      '2026-11-23T01:00:00.000Z',
+    ]);
+    expect(iso(periodWindow('last_7_days', at('2026-11-23T23:59:59.999Z')))).toEqual([
+      '2026-11-17T00:00:00.000Z',
+      '2026-11-24T00:00:00.000Z',
+    ]);
   });
 
   it('names the window after the period', () => {
@@ -39,8 +45,14 @@ describe('periodOf', () => {
 
 describe('customWindow', () => {
   it('widens to whole hours: the hour holding from through the hour holding the instant before to', () => {
-    expect(iso(customWindow(at('2026-11-01T10:15:00Z'), at('2026-11-01T12:00:00Z')))).toEqual(['2026-11-01T10:00:00.000Z', '2026-11-01T12:00:00.000Z']);
-    expect(iso(customWindow(at('2026-11-01T10:00:00Z'), at('2026-11-01T12:00:00.001Z')))).toEqual(['2026-11-01T10:00:00.000Z', '2026-11-01T13:00:00.000Z']);
+    expect(iso(customWindow(at('2026-11-01T10:15:00Z'), at('2026-11-01T12:00:00Z')))).toEqual([
+      '2026-11-01T10:00:00.000Z',
+      '2026-11-01T12:00:00.000Z',
+    ]);
+    expect(iso(customWindow(at('2026-11-01T10:00:00Z'), at('2026-11-01T12:00:00.001Z')))).toEqual([
+      '2026-11-01T10:00:00.000Z',
+      '2026-11-01T13:00:00.000Z',
+    ]);
     expect(customWindow(at('2026-11-01T10:00:00Z'), at('2026-11-02T00:00:00Z')).name).toBe('custom');
   });
 });
@@ -62,7 +74,18 @@ describe('parseInstant', () => {
   });
 
   it('refuses what is not an ISO 8601 date or date-time, or names no real day', () => {
-    for (const bad of ['yesterday', '2026-11-1', '2026-02-30', '2026-13-01', '2026-11-01T25:00Z', '2026-11-01 10:00', '1700000000', '2026-W47', '2026-11-01T10:00+0200', ' 2026-11-01']) {
+    for (const bad of [
+      'yesterday',
+      '2026-11-1',
+      '2026-02-30',
+      '2026-13-01',
+      '2026-11-01T25:00Z',
+      '2026-11-01 10:00',
+      '1700000000',
+      '2026-W47',
+      '2026-11-01T10:00+0200',
+      ' 2026-11-01',
+    ]) {
       expect([bad, parseInstant(bad)]).toEqual([bad, null]);
     }
   });
@@ -70,14 +93,25 @@ describe('parseInstant', () => {
 
 describe('datesOf', () => {
   it('lists every UTC date the window touches', () => {
-    expect(datesOf({ name: 'custom', from: at('2026-01-01T00:00:00Z'), to: at('2026-01-04T00:00:00Z') })).toEqual(['2026-01-01', '2026-01-02', '2026-01-03']);
-    expect(datesOf({ name: 'custom', from: at('2026-01-01T23:00:00Z'), to: at('2026-01-02T01:00:00Z') })).toEqual(['2026-01-01', '2026-01-02']);
+    expect(datesOf({ name: 'custom', from: at('2026-01-01T00:00:00Z'), to: at('2026-01-04T00:00:00Z') })).toEqual([
+      '2026-01-01',
+      '2026-01-02',
+      '2026-01-03',
+    ]);
+    expect(datesOf({ name: 'custom', from: at('2026-01-01T23:00:00Z'), to: at('2026-01-02T01:00:00Z') })).toEqual([
+      '2026-01-01',
+      '2026-01-02',
+    ]);
     expect(datesOf({ name: 'custom', from: at('2026-02-28T05:00:00Z'), to: at('2026-02-28T06:00:00Z') })).toEqual(['2026-02-28']);
   });
 
   it('has N dates for last_N_days, today last', () => {
     const now = at('2026-11-23T14:37:12Z');
-    for (const [period, n] of [['last_7_days', 7], ['last_30_days', 30], ['last_90_days', 90]] as const) {
+    for (const [period, n] of [
+      ['last_7_days', 7],
+      ['last_30_days', 30],
+      ['last_90_days', 90],
+    ] as const) {
       const dates = datesOf(periodWindow(period, now));
       expect(dates).toHaveLength(n);
       expect(dates[n - 1]).toBe('2026-11-23');

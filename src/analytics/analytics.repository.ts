@@ -123,7 +123,11 @@ export class AnalyticsRepository {
   /** Forms with submissions or spam in the window, most submissions first. */
   async formCounts(accountId: string, window: AnalyticsWindow): Promise<FormCounts[]> {
     const rows = await this.prepared('analytics_form_counts', FORM_COUNTS, windowParams(accountId, window));
-    return rows.map((row) => ({ formId: row.formId as string, name: row.name as string, ...numbers(row, ['submissions', 'spam'] as const) }));
+    return rows.map((row) => ({
+      formId: row.formId as string,
+      name: row.name as string,
+      ...numbers(row, ['submissions', 'spam'] as const),
+    }));
   }
 
   /** Forwarding domains that received mail in the window, most messages first. */

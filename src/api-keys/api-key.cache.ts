@@ -54,7 +54,11 @@ export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    await this.redis.subscribe(CHANNEL, (message) => this.drop(message), () => this.drop('*'));
+    await this.redis.subscribe(
+      CHANNEL,
+      (message) => this.drop(message),
+      () => this.drop('*'),
+    );
     this.flushTimer = setInterval(() => void this.flushLastUsed(), LAST_USED_FLUSH_MS);
     this.flushTimer.unref();
   }

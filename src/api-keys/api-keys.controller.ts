@@ -37,10 +37,7 @@ export class ApiKeysController {
       'the key type is usage unless a permission needs an admin key.',
   })
   @ApiCreatedResponse({ type: CreateApiKeyResponseDto })
-  async createForPermissions(
-    @CurrentAuth() auth: AuthContext,
-    @Body() dto: CreateAuthKeyDto,
-  ): Promise<CreateApiKeyResponseDto> {
+  async createForPermissions(@CurrentAuth() auth: AuthContext, @Body() dto: CreateAuthKeyDto): Promise<CreateApiKeyResponseDto> {
     const { key, secret } = await this.apiKeys.createForPermissions(auth, dto.name, dto.permissions);
     return CreateApiKeyResponseDto.of(key, secret);
   }

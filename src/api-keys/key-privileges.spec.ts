@@ -2,7 +2,11 @@ import type { KeyRestrictions } from '../common/auth/auth-context';
 import type { Permission } from '../common/auth/permissions';
 import { CreatorKey, inheritRestrictions, KeyGrant, rangeWithin, widerThan } from './key-privileges';
 
-const creator = (restrictions: KeyRestrictions = {}, permissions: Permission[] = ['email.send', 'keys.manage'], rateLimit = 1000): CreatorKey => ({
+const creator = (
+  restrictions: KeyRestrictions = {},
+  permissions: Permission[] = ['email.send', 'keys.manage'],
+  rateLimit = 1000,
+): CreatorKey => ({
   permissions,
   rateLimit,
   restrictions,
@@ -44,7 +48,12 @@ describe('key privileges: a key never creates a wider key', () => {
         expires_at: '2030-01-01T00:00:00Z',
         burst_limit: 30,
       });
-      const within = grant({ ip_whitelist: ['10.1.0.0/16'], domain_restrictions: ['mail.example.com'], expires_at: '2029-01-01T00:00:00Z', burst_limit: 10 });
+      const within = grant({
+        ip_whitelist: ['10.1.0.0/16'],
+        domain_restrictions: ['mail.example.com'],
+        expires_at: '2029-01-01T00:00:00Z',
+        burst_limit: 10,
+      });
       expect(widerThan(narrow, within)).toEqual([]);
     });
 
@@ -65,9 +74,13 @@ describe('key privileges: a key never creates a wider key', () => {
 
     it('refuses domains outside the creator’s, and a public key scoped elsewhere', () => {
       const limited = creator({ domain_restrictions: ['example.com'] });
-      expect(fields(widerThan(limited, grant({ domain_restrictions: ['example.com.evil.net'] })))).toEqual(['restrictions.domain_restrictions']);
+      expect(fields(widerThan(limited, grant({ domain_restrictions: ['example.com.evil.net'] })))).toEqual([
+        'restrictions.domain_restrictions',
+      ]);
       expect(fields(widerThan(limited, grant({ domain_restrictions: ['com'] })))).toEqual(['restrictions.domain_restrictions']);
-      expect(fields(widerThan(limited, grant({ domain_restrictions: ['example.com'] }, { domainScope: 'other.org' })))).toEqual(['domainScope']);
+      expect(fields(widerThan(limited, grant({ domain_restrictions: ['example.com'] }, { domainScope: 'other.org' })))).toEqual([
+        'domainScope',
+      ]);
       expect(widerThan(limited, grant({ domain_restrictions: ['shop.example.com'] }, { domainScope: 'shop.example.com' }))).toEqual([]);
     });
 
@@ -96,7 +109,9 @@ describe('key privileges: a key never creates a wider key', () => {
       // A creator without a per-minute limit bounds none.
       expect(widerThan(creator(), grant({ burst_limit: 1_000_000 }))).toEqual([]);
       // Asking for no per-minute limit where the creator has one is wider.
-      expect(fields(widerThan(held, grant({ burst_limit: null as unknown as number }, { rateLimit: 100 })))).toEqual(['restrictions.burst_limit']);
+      expect(fields(widerThan(held, grant({ burst_limit: null as unknown as number }, { rateLimit: 100 })))).toEqual([
+        'restrictions.burst_limit',
+      ]);
     });
 
     it('refuses exempt unless the creator is exempt', () => {
@@ -119,7 +134,12 @@ describe('key privileges: a key never creates a wider key', () => {
     it('copies what the request leaves out, with the creator’s limits as they apply to it', () => {
       expect(inheritRestrictions(narrow, { restrictions: {} }, 1000)).toEqual({
         rateLimit: 500,
-        restrictions: { ip_whitelist: ['10.0.0.0/8'], domain_restrictions: ['example.com'], expires_at: '2030-01-01T00:00:00Z', burst_limit: 15 },
+        restrictions: {
+          ip_whitelist: ['10.0.0.0/8'],
+          domain_restrictions: ['example.com'],
+          expires_at: '2030-01-01T00:00:00Z',
+          burst_limit: 15,
+        },
       });
     });
 
@@ -127,7 +147,12 @@ describe('key privileges: a key never creates a wider key', () => {
       const asked = { rateLimit: 100, restrictions: { ip_whitelist: ['10.0.0.1'], burst_limit: 5 } };
       expect(inheritRestrictions(narrow, asked, 1000)).toEqual({
         rateLimit: 100,
-        restrictions: { ip_whitelist: ['10.0.0.1'], domain_restrictions: ['example.com'], expires_at: '2030-01-01T00:00:00Z', burst_limit: 5 },
+        restrictions: {
+          ip_whitelist: ['10.0.0.1'],
+          domain_restrictions: ['example.com'],
+          expires_at: '2030-01-01T00:00:00Z',
+          burst_limit: 5,
+        },
       });
       expect(inheritRestrictions(creator({}, [], 5000), { restrictions: {} }, 100)).toEqual({ rateLimit: 100, restrictions: {} });
       expect(inheritRestrictions(creator({ rate_limit: 50 }), { restrictions: { rate_limit: 40 } }, 1000)).toEqual({

@@ -87,7 +87,10 @@ export function widerThan(creator: CreatorKey, grant: KeyGrant): Widening[] {
       });
     }
     if (grant.domainScope !== null && !hostMatchesDomain(grant.domainScope, allowed)) {
-      wider.push({ field: 'domainScope', message: `${grant.domainScope} is not within the creating key's domain_restrictions (${allowed.join(', ')})` });
+      wider.push({
+        field: 'domainScope',
+        message: `${grant.domainScope} is not within the creating key's domain_restrictions (${allowed.join(', ')})`,
+      });
     }
   }
 
@@ -118,7 +121,10 @@ export function widerThan(creator: CreatorKey, grant: KeyGrant): Widening[] {
     const scaled = asked.multiplier !== undefined && asked.multiplier !== 1 ? ` (with multiplier ${asked.multiplier})` : '';
     wider.push({
       field,
-      message: asks === null ? `the creating key has ${label} limit of ${limit}` : `${label} limit of ${asks}${scaled} is above the creating key's ${limit}`,
+      message:
+        asks === null
+          ? `the creating key has ${label} limit of ${limit}`
+          : `${label} limit of ${asks}${scaled} is above the creating key's ${limit}`,
     });
   }
   return wider;

@@ -8,7 +8,9 @@ describe('billing terms', () => {
 
   describe('termsOf', () => {
     it('takes an active subscription’s plan from the catalog', () => {
-      expect(termsOf({ tier: 'pro', accountCreatedAt: lastYear, subscription: { plan: 'developer', status: 'active' }, catalog, now })).toEqual({
+      expect(
+        termsOf({ tier: 'pro', accountCreatedAt: lastYear, subscription: { plan: 'developer', status: 'active' }, catalog, now }),
+      ).toEqual({
         plan: 'developer',
         status: 'active',
         monthlyFeeCents: 2500,
@@ -18,7 +20,9 @@ describe('billing terms', () => {
     });
 
     it('bills an enterprise account by its subscription too', () => {
-      expect(termsOf({ tier: 'enterprise', accountCreatedAt: lastYear, subscription: { plan: 'scale', status: 'active' }, catalog, now })).toMatchObject({
+      expect(
+        termsOf({ tier: 'enterprise', accountCreatedAt: lastYear, subscription: { plan: 'scale', status: 'active' }, catalog, now }),
+      ).toMatchObject({
         plan: 'scale',
         monthlyFeeCents: 9000,
       });
@@ -33,21 +37,29 @@ describe('billing terms', () => {
         overageCentsPer1000: 0,
       });
       // Twice the quota in the month the account was created.
-      expect(termsOf({ tier: 'free', accountCreatedAt: new Date('2026-11-02T09:00:00Z'), subscription: null, catalog, now }).includedEmails).toBe(360);
-      expect(termsOf({ tier: 'free', accountCreatedAt: lastYear, subscription: { plan: 'starter', status: 'canceled' }, catalog, now }).status).toBe(
-        'canceled',
-      );
+      expect(
+        termsOf({ tier: 'free', accountCreatedAt: new Date('2026-11-02T09:00:00Z'), subscription: null, catalog, now }).includedEmails,
+      ).toBe(360);
+      expect(
+        termsOf({ tier: 'free', accountCreatedAt: lastYear, subscription: { plan: 'starter', status: 'canceled' }, catalog, now }).status,
+      ).toBe('canceled');
     });
 
     it('does not bill a tier granted outside billing, nor a plan the catalog dropped', () => {
       const unbilled = { monthlyFeeCents: 0, includedEmails: null, overageCentsPer1000: 0 };
-      expect(termsOf({ tier: 'pro', accountCreatedAt: lastYear, subscription: null, catalog, now })).toEqual({ plan: 'pro', status: 'none', ...unbilled });
+      expect(termsOf({ tier: 'pro', accountCreatedAt: lastYear, subscription: null, catalog, now })).toEqual({
+        plan: 'pro',
+        status: 'none',
+        ...unbilled,
+      });
       expect(termsOf({ tier: 'enterprise', accountCreatedAt: lastYear, subscription: null, catalog, now })).toEqual({
         plan: 'enterprise',
         status: 'none',
         ...unbilled,
       });
-      expect(termsOf({ tier: 'pro', accountCreatedAt: lastYear, subscription: { plan: 'legacy', status: 'active' }, catalog, now })).toEqual({
+      expect(
+        termsOf({ tier: 'pro', accountCreatedAt: lastYear, subscription: { plan: 'legacy', status: 'active' }, catalog, now }),
+      ).toEqual({
         plan: 'legacy',
         status: 'active',
         ...unbilled,

@@ -30,7 +30,10 @@ export class BillingController {
 
   @Get('plans')
   @Auth({ keyTypes: ['admin'], permission: 'billing.read' })
-  @ApiOperation({ summary: 'The plans a subscription may name', description: 'The built-in catalog (D-32) or the one of BILLING_PLANS_FILE.' })
+  @ApiOperation({
+    summary: 'The plans a subscription may name',
+    description: 'The built-in catalog (D-32) or the one of BILLING_PLANS_FILE.',
+  })
   @ApiOkResponse({ type: PlanListDto })
   plans(): PlanListDto {
     return PlanListDto.from(this.billing.plans());
@@ -89,7 +92,11 @@ export class BillingController {
   @ApiBody({ type: OptionalTenantDto, required: false })
   @ApiOkResponse({ type: SubscriptionDto })
   @ApiNotFoundResponse({ description: `${TENANT_404}; or no active subscription`, type: ErrorBodyDto })
-  async cancel(@CurrentAuth() auth: AuthContext, @Body() body: OptionalTenantDto, @Query() query: OptionalTenantDto): Promise<SubscriptionDto> {
+  async cancel(
+    @CurrentAuth() auth: AuthContext,
+    @Body() body: OptionalTenantDto,
+    @Query() query: OptionalTenantDto,
+  ): Promise<SubscriptionDto> {
     return SubscriptionDto.from(await this.billing.cancel(auth, tenantIdOf(body, query)));
   }
 
@@ -116,8 +123,11 @@ export class BillingController {
   @ApiBody({ type: OptionalTenantDto, required: false })
   @ApiOkResponse({ type: BillingInfoDto })
   @ApiNotFoundResponse({ description: TENANT_404, type: ErrorBodyDto })
-  async info(@CurrentAuth() auth: AuthContext, @Body() body: OptionalTenantDto, @Query() query: OptionalTenantDto): Promise<BillingInfoDto> {
+  async info(
+    @CurrentAuth() auth: AuthContext,
+    @Body() body: OptionalTenantDto,
+    @Query() query: OptionalTenantDto,
+  ): Promise<BillingInfoDto> {
     return BillingInfoDto.from(await this.billing.info(auth, tenantIdOf(body, query)));
   }
 }
-

@@ -140,7 +140,11 @@ export class BillingService implements OnApplicationBootstrap {
     const account = await this.tenant(caller, tenantId);
     const { subscription, tierChanged } = await this.dataSource.transaction(async (manager) => {
       const active = await this.lockActive(manager, account.id, tenantId);
-      await manager.update(BillingSubscription, { id: active.id, accountId: account.id }, { status: 'canceled', canceledAt: () => 'now()' });
+      await manager.update(
+        BillingSubscription,
+        { id: active.id, accountId: account.id },
+        { status: 'canceled', canceledAt: () => 'now()' },
+      );
       const tierChanged = await this.moveTier(manager, account.id, 'free');
       return { subscription: await manager.findOneByOrFail(BillingSubscription, { id: active.id, accountId: account.id }), tierChanged };
     });
@@ -192,11 +196,17 @@ export class BillingService implements OnApplicationBootstrap {
     if (this.catalog.get(name)) return;
     const plans = this.catalog.names;
     const message = `${field} must be one of the following values: ${plans.join(', ')}`;
-    throw new AppException(ErrorCode.ValidationFailed, `Request validation failed: ${field}: ${message}`, { fields: [{ field, message }], plans });
+    throw new AppException(ErrorCode.ValidationFailed, `Request validation failed: ${field}: ${message}`, {
+      fields: [{ field, message }],
+      plans,
+    });
   }
 
   private async lockActive(manager: EntityManager, accountId: string, tenantId: string): Promise<BillingSubscription> {
-    const active = await manager.findOne(BillingSubscription, { where: { accountId, status: 'active' }, lock: { mode: 'pessimistic_write' } });
+    const active = await manager.findOne(BillingSubscription, {
+      where: { accountId, status: 'active' },
+      lock: { mode: 'pessimistic_write' },
+    });
     if (!active) throw new AppException(ErrorCode.NotFound, `Tenant ${tenantId} has no active subscription`);
     return active;
   }

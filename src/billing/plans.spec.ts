@@ -26,7 +26,12 @@ describe('PlanCatalog', () => {
     const catalog = PlanCatalog.load(undefined);
     expect(catalog.names).toEqual(['starter', 'developer', 'scale']);
     expect(catalog.get('starter')).toEqual({ name: 'starter', monthlyFeeCents: 1000, includedEmails: 10_000, overageCentsPer1000: 100 });
-    expect(catalog.get('developer')).toEqual({ name: 'developer', monthlyFeeCents: 2500, includedEmails: 50_000, overageCentsPer1000: 100 });
+    expect(catalog.get('developer')).toEqual({
+      name: 'developer',
+      monthlyFeeCents: 2500,
+      includedEmails: 50_000,
+      overageCentsPer1000: 100,
+    });
     expect(catalog.get('scale')).toEqual({ name: 'scale', monthlyFeeCents: 9000, includedEmails: 250_000, overageCentsPer1000: 100 });
     expect(catalog.get('free')).toBeUndefined();
     expect(catalog.plans).toBe(DEFAULT_PLANS);
@@ -53,7 +58,9 @@ describe('PlanCatalog', () => {
 
   it('reads YAML, with 1.00 per 1,000 when no rate is given', () => {
     const file = write('plans.yaml', ['plans:', '  - name: basic', '    monthlyFee: 12.50', '    includedEmails: 20000', ''].join('\n'));
-    expect(PlanCatalog.load(file).plans).toEqual([{ name: 'basic', monthlyFeeCents: 1250, includedEmails: 20_000, overageCentsPer1000: 100 }]);
+    expect(PlanCatalog.load(file).plans).toEqual([
+      { name: 'basic', monthlyFeeCents: 1250, includedEmails: 20_000, overageCentsPer1000: 100 },
+    ]);
   });
 
   it('names the file and every bad field', () => {
@@ -84,7 +91,9 @@ describe('PlanCatalog', () => {
     expect(loadError(write('cents.json', JSON.stringify({ plans: [{ name: 'a', monthlyFee: 1.005, includedEmails: 1 }] })))).toContain(
       'plans[0].monthlyFee: monthlyFee must be a number with at most 2 decimals',
     );
-    expect(loadError(write('missing.json', JSON.stringify({ plans: [{ name: 'a', monthlyFee: 1 }] })))).toContain('plans[0].includedEmails:');
+    expect(loadError(write('missing.json', JSON.stringify({ plans: [{ name: 'a', monthlyFee: 1 }] })))).toContain(
+      'plans[0].includedEmails:',
+    );
     expect(loadError(write('free.json', JSON.stringify({ plans: [{ name: 'free', monthlyFee: 0, includedEmails: 1 }] })))).toContain(
       'plans[0].name: name must not be free',
     );
@@ -97,7 +106,9 @@ describe('PlanCatalog', () => {
     expect(loadError(write('list.yaml', '- name: a\n'))).toBe(
       `Invalid BILLING_PLANS_FILE ${join(dir, 'list.yaml')}:\n  the file must hold an object with a plans list`,
     );
-    expect(loadError(write('broken.json', '{"plans": ['))).toMatch(/^Invalid BILLING_PLANS_FILE .*broken\.json:\n {2}not valid JSON or YAML: /);
+    expect(loadError(write('broken.json', '{"plans": ['))).toMatch(
+      /^Invalid BILLING_PLANS_FILE .*broken\.json:\n {2}not valid JSON or YAML: /,
+    );
     expect(loadError(join(dir, 'absent.yaml'))).toBe(`Invalid BILLING_PLANS_FILE ${join(dir, 'absent.yaml')}: cannot read it (ENOENT)`);
   });
 });

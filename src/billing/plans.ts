@@ -108,14 +108,17 @@ export class PlanCatalog {
     try {
       text = readFileSync(file, 'utf8');
     } catch (err) {
-      throw new Error(`Invalid BILLING_PLANS_FILE ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      throw new Error(
+        `Invalid BILLING_PLANS_FILE ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
     }
     return PlanCatalog.parse(text, file);
   }
 
   /** The catalog written in `text` (JSON is YAML too); `source` names it in errors. */
   static parse(text: string, source: string): PlanCatalog {
-    const fail = (problems: string[]): Error => new Error(`Invalid BILLING_PLANS_FILE ${source}:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    const fail = (problems: string[]): Error =>
+      new Error(`Invalid BILLING_PLANS_FILE ${source}:\n${problems.map((p) => `  ${p}`).join('\n')}`);
     let raw: unknown;
     try {
       raw = parse(text);

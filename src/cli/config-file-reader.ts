@@ -20,7 +20,8 @@ export async function readConfigFile(path: string): Promise<Record<string, unkno
     throw new Error(`${path} is not valid YAML or JSON: ${(err as Error).message}`);
   }
   if (file === null || file === undefined) return {};
-  if (typeof file !== 'object' || Array.isArray(file)) throw new Error(`${path} must hold a mapping of sections (project, domains, collections, templates, settings)`);
+  if (typeof file !== 'object' || Array.isArray(file))
+    throw new Error(`${path} must hold a mapping of sections (project, domains, collections, templates, settings)`);
   await inlineHtmlFiles(file as Record<string, unknown>, dirname(resolve(path)));
   return file as Record<string, unknown>;
 }

@@ -41,7 +41,11 @@ export class MailroomClient {
     try {
       response = await fetch(url, {
         method,
-        headers: { Authorization: `Bearer ${this.apiKey}`, Accept: 'application/json', ...(body !== undefined && { 'Content-Type': 'application/json' }) },
+        headers: {
+          Authorization: `Bearer ${this.apiKey}`,
+          Accept: 'application/json',
+          ...(body !== undefined && { 'Content-Type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (err) {

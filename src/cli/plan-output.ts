@@ -42,7 +42,9 @@ export function formatPlan(result: PushResult, paint: Paint): string {
 
 /** A refusal with each problem the server named, by its path in the file. */
 export function formatApiError(error: ApiError, paint: Paint): string {
-  const lines = [`${paint('red', `Error ${error.status} ${error.code}:`)} ${error.fields.length ? 'the file has problems' : error.message}`];
+  const lines = [
+    `${paint('red', `Error ${error.status} ${error.code}:`)} ${error.fields.length ? 'the file has problems' : error.message}`,
+  ];
   for (const field of error.fields) lines.push(`  ${paint('bold', field.field)}: ${field.message}`);
   return lines.join('\n');
 }

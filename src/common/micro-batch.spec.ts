@@ -3,10 +3,16 @@ import { allFulfilled, MicroBatch } from './micro-batch';
 describe('MicroBatch', () => {
   it('runs the calls of one turn together, in call order, each getting its own outcome', async () => {
     const batches: number[][] = [];
-    const batch = new MicroBatch<number, number>(async (inputs) => {
-      batches.push(inputs);
-      return inputs.map((n): PromiseSettledResult<number> => (n < 0 ? { status: 'rejected', reason: new Error(`bad ${n}`) } : { status: 'fulfilled', value: n * 2 }));
-    }, 10, 1);
+    const batch = new MicroBatch<number, number>(
+      async (inputs) => {
+        batches.push(inputs);
+        return inputs.map((n): PromiseSettledResult<number> =>
+          n < 0 ? { status: 'rejected', reason: new Error(`bad ${n}`) } : { status: 'fulfilled', value: n * 2 },
+        );
+      },
+      10,
+      1,
+    );
     const results = await Promise.allSettled([batch.submit(1), batch.submit(-2), batch.submit(3)]);
     expect(batches).toEqual([[1, -2, 3]]);
     expect(results).toEqual([
@@ -20,11 +26,15 @@ describe('MicroBatch', () => {
     const batches: number[][] = [];
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const batch = new MicroBatch<number, number>(async (inputs) => {
-      batches.push(inputs);
-      if (batches.length === 1) await gate;
-      return allFulfilled(inputs);
-    }, 2, 1);
+    const batch = new MicroBatch<number, number>(
+      async (inputs) => {
+        batches.push(inputs);
+        if (batches.length === 1) await gate;
+        return allFulfilled(inputs);
+      },
+      2,
+      1,
+    );
     const first = batch.submit(1);
     await new Promise((resolve) => setImmediate(resolve));
     const later = [batch.submit(2), batch.submit(3), batch.submit(4)];
@@ -36,9 +46,13 @@ describe('MicroBatch', () => {
   });
 
   it('rejects every call of a batch whose run fails as a whole', async () => {
-    const batch = new MicroBatch<number, number>(async () => {
-      throw new Error('database down');
-    }, 10, 1);
+    const batch = new MicroBatch<number, number>(
+      async () => {
+        throw new Error('database down');
+      },
+      10,
+      1,
+    );
     const results = await Promise.allSettled([batch.submit(1), batch.submit(2)]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
   });

@@ -76,4 +76,3 @@ export function isSlug(value: string): boolean {
 export function slugRule(): string {
   return SLUG_RULE;
 }
-

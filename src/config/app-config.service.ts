@@ -78,12 +78,18 @@ export class AppConfigService {
     if (raw === '' || raw === 'false') return false;
     if (raw === 'true') return true;
     if (/^\d+$/.test(raw)) return Number(raw);
-    return raw.split(',').map((part) => part.trim()).filter(Boolean);
+    return raw
+      .split(',')
+      .map((part) => part.trim())
+      .filter(Boolean);
   }
 
   /** DNS_SERVERS as host:port strings; empty means the system resolver. */
   get dnsServers(): string[] {
-    return (this.env.DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    return (this.env.DNS_SERVERS ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   }
 }
 

@@ -1,17 +1,5 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import {
-  IsBoolean,
-  IsIn,
-  IsInt,
-  IsNumber,
-  IsOptional,
-  IsString,
-  IsUrl,
-  Matches,
-  Max,
-  Min,
-  validateSync,
-} from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min, validateSync } from 'class-validator';
 
 const toBoolean = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : ['true', '1', 'yes'].includes(String(value).toLowerCase());
@@ -314,9 +302,7 @@ export const ENV_KEYS = Object.keys(new EnvSchema()) as (keyof EnvSchema)[];
 
 export function validateEnv(raw: Record<string, string | undefined>): EnvSchema {
   // Only our own variables count, and an empty one means "use the default".
-  const own = Object.fromEntries(
-    ENV_KEYS.filter((key) => raw[key] !== undefined && raw[key] !== '').map((key) => [key, raw[key]]),
-  );
+  const own = Object.fromEntries(ENV_KEYS.filter((key) => raw[key] !== undefined && raw[key] !== '').map((key) => [key, raw[key]]));
   const env = plainToInstance(EnvSchema, own, { exposeDefaultValues: true });
   const lines = validateSync(env).map((e) => `  ${e.property}: ${Object.values(e.constraints ?? {}).join('; ')}`);
   const adminKeyShape = new RegExp(`^${env.KEY_PREFIX}_sk_admin_[0-9a-f]{64}$`);

@@ -31,9 +31,7 @@ export class DnsVerifier {
     const ours = values.filter((value) => value.startsWith(expected.split('=')[0] + '='));
     return {
       found: false,
-      reason: ours.length
-        ? `The TXT record at ${name} holds another token: ${ours.join(', ')}`
-        : `No TXT record "${expected}" at ${name}`,
+      reason: ours.length ? `The TXT record at ${name} holds another token: ${ours.join(', ')}` : `No TXT record "${expected}" at ${name}`,
     };
   }
 }

@@ -88,11 +88,7 @@ export class DomainsController {
   @ApiOkResponse({ type: DomainDto })
   @ApiBadRequestResponse({ type: ErrorBodyDto })
   @ApiNotFoundResponse({ type: ErrorBodyDto })
-  async update(
-    @CurrentAuth() auth: AuthContext,
-    @Param('domain') name: string,
-    @Body() dto: UpdateDomainDto,
-  ): Promise<DomainDto> {
+  async update(@CurrentAuth() auth: AuthContext, @Param('domain') name: string, @Body() dto: UpdateDomainDto): Promise<DomainDto> {
     return this.present(await this.domains.updateSettings(auth.accountId, name, dto));
   }
 

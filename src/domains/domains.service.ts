@@ -54,9 +54,7 @@ export class DomainsService implements OnModuleInit {
 
   onModuleInit(): void {
     if (this.skipsVerification) {
-      this.logger.warn(
-        'DOMAIN_VERIFICATION=skip: new domains are marked verified without a DNS check. For local trials only.',
-      );
+      this.logger.warn('DOMAIN_VERIFICATION=skip: new domains are marked verified without a DNS check. For local trials only.');
     }
   }
 
@@ -121,7 +119,10 @@ export class DomainsService implements OnModuleInit {
   /** Names among these that another account has verified: they cannot be added to this one (D-30). */
   async verifiedElsewhere(accountId: string, names: string[]): Promise<string[]> {
     if (names.length === 0) return [];
-    const taken = await this.domains.find({ where: { accountId: Not(accountId), name: In(names), status: 'verified' }, select: { name: true } });
+    const taken = await this.domains.find({
+      where: { accountId: Not(accountId), name: In(names), status: 'verified' },
+      select: { name: true },
+    });
     return taken.map((domain) => domain.name);
   }
 
@@ -137,10 +138,14 @@ export class DomainsService implements OnModuleInit {
   ): Promise<void> {
     const repository = manager.getRepository(Domain);
     if (remove.length) await repository.delete({ accountId, name: In(remove) });
-    const existing = new Map((await repository.find({ where: { accountId, name: In(upserts.map((u) => u.name)) } })).map((d) => [d.name, d]));
+    const existing = new Map(
+      (await repository.find({ where: { accountId, name: In(upserts.map((u) => u.name)) } })).map((d) => [d.name, d]),
+    );
     // New domains' DKIM keys are made side by side (RSA-2048 takes a worker thread ~100 ms each).
     const created = new Map(
-      await Promise.all(upserts.filter((u) => !existing.has(u.name)).map(async (u) => [u.name, await this.build(accountId, u.name)] as const)),
+      await Promise.all(
+        upserts.filter((u) => !existing.has(u.name)).map(async (u) => [u.name, await this.build(accountId, u.name)] as const),
+      ),
     );
     for (const { name, settings, forms } of upserts) {
       let domain = existing.get(name);

@@ -29,7 +29,11 @@ const MAX_BATCH = 500;
 export class DeliveredOutcomes {
   private readonly logger = new Logger(DeliveredOutcomes.name);
   private readonly finds = new MicroBatch<string, DeliveredOutcome | null>((ids) => this.load(ids), MAX_BATCH, 2);
-  private readonly saves = new MicroBatch<{ messageId: string; outcome: DeliveredOutcome }, void>((items) => this.store(items), MAX_BATCH, 2);
+  private readonly saves = new MicroBatch<{ messageId: string; outcome: DeliveredOutcome }, void>(
+    (items) => this.store(items),
+    MAX_BATCH,
+    2,
+  );
   private readonly forgets = new MicroBatch<string, void>((ids) => this.drop(ids), MAX_BATCH, 1);
 
   constructor(private readonly redis: RedisService) {}

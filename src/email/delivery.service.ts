@@ -52,11 +52,7 @@ export class DeliveryService {
   private readonly logger = new Logger(DeliveryService.name);
   private readonly signingKeys = new Map<string, { domainId: string; key: DkimKey; expires: number }>();
   /** The domain lookups of concurrent attempts: one query per distinct domain. */
-  private readonly verifiedDomains = new MicroBatch<DomainLookup, Domain | null>(
-    (lookups) => this.findVerifiedDomains(lookups),
-    100,
-    2,
-  );
+  private readonly verifiedDomains = new MicroBatch<DomainLookup, Domain | null>((lookups) => this.findVerifiedDomains(lookups), 100, 2);
 
   constructor(
     private readonly repository: EmailRepository,
@@ -91,7 +87,10 @@ export class DeliveryService {
 
     // A message that waited (scheduled, or deferred) is held to the suppression list and its domain as they are now.
     const waited = message.status !== 'queued';
-    const [dkim, suppressed] = await Promise.all([this.signingKey(message, waited), waited ? this.suppressedNow(message) : ([] as string[])]);
+    const [dkim, suppressed] = await Promise.all([
+      this.signingKey(message, waited),
+      waited ? this.suppressedNow(message) : ([] as string[]),
+    ]);
     if (!dkim && !message.systemSender) {
       return this.fail(message, `${message.fromDomain} is no longer a verified domain of this account: the message is not sent unsigned`);
     }
@@ -132,7 +131,8 @@ export class DeliveryService {
 
     if (accepted.length) {
       const partial = accepted.length < tried.length;
-      if (partial) events.push(...accepted.map((recipient): NewEvent => ({ type: 'sent', recipient, detail: outcome.response, occurredAt: now })));
+      if (partial)
+        events.push(...accepted.map((recipient): NewEvent => ({ type: 'sent', recipient, detail: outcome.response, occurredAt: now })));
       else events.push({ type: 'sent', detail: outcome.response, occurredAt: now });
     }
     events.push(...bounced.map((r): NewEvent => ({ type: 'bounced', recipient: r.recipient, detail: r.response, occurredAt: now })));
@@ -147,8 +147,16 @@ export class DeliveryService {
       if (status === 'failed') events.push({ type: 'failed', detail: 'every recipient is on the suppression list', occurredAt: now });
     } else if (info.isLastAttempt) {
       status = delivered ? 'sent' : 'failed';
-      if (providerFailure) events.push({ type: 'failed', detail: `gave up after ${attempts} attempts: ${providerFailure}`, occurredAt: now });
-      events.push(...temporary.map((r): NewEvent => ({ type: 'failed', recipient: r.recipient, detail: `gave up after ${attempts} attempts: ${r.response}`, occurredAt: now })));
+      if (providerFailure)
+        events.push({ type: 'failed', detail: `gave up after ${attempts} attempts: ${providerFailure}`, occurredAt: now });
+      events.push(
+        ...temporary.map((r): NewEvent => ({
+          type: 'failed',
+          recipient: r.recipient,
+          detail: `gave up after ${attempts} attempts: ${r.response}`,
+          occurredAt: now,
+        })),
+      );
     } else {
       status = 'deferred';
       if (providerFailure) events.push({ type: 'deferred', detail: providerFailure, occurredAt: now });
@@ -161,7 +169,13 @@ export class DeliveryService {
     try {
       moved = await this.repository.recordAttempt(
         message.id,
-        { status, pendingRecipients: status === 'deferred' ? pending : [], attempts, lastError, ...(accepted.length && !message.sentAt ? { sentAt: now } : {}) },
+        {
+          status,
+          pendingRecipients: status === 'deferred' ? pending : [],
+          attempts,
+          lastError,
+          ...(accepted.length && !message.sentAt ? { sentAt: now } : {}),
+        },
         events,
       );
     } catch (err) {
@@ -172,9 +186,9 @@ export class DeliveryService {
     if (!moved) return;
 
     for (const r of bounced) {
-      await this.suppression.add(message.accountId, r.recipient, 'bounced', message.id).catch((err: Error) =>
-        this.logger.error(`Could not suppress ${r.recipient} after a bounce of ${message.id}: ${err.message}`),
-      );
+      await this.suppression
+        .add(message.accountId, r.recipient, 'bounced', message.id)
+        .catch((err: Error) => this.logger.error(`Could not suppress ${r.recipient} after a bounce of ${message.id}: ${err.message}`));
     }
     if (status === 'deferred') throw new DeferredDelivery(lastError ?? 'deferred');
   }
@@ -202,7 +216,9 @@ export class DeliveryService {
   /** Counts an attempt that ended in an error of ours; on the last one the message is failed. Never rejects. */
   private async countFailure(messageId: string, info: AttemptInfo, error: Error): Promise<void> {
     if (error instanceof OutcomeNotRecorded) {
-      this.logger.warn(`${messageId} was sent but its outcome could not be written (${error.message}): the next attempt writes it without sending`);
+      this.logger.warn(
+        `${messageId} was sent but its outcome could not be written (${error.message}): the next attempt writes it without sending`,
+      );
       return;
     }
     const cause = error.cause instanceof Error ? ` (${error.cause.message})` : '';
@@ -253,7 +269,8 @@ export class DeliveryService {
   private async findVerifiedDomains(lookups: DomainLookup[]): Promise<PromiseSettledResult<Domain | null>[]> {
     const id = (l: DomainLookup) => `${l.accountId ?? '*'}/${l.name}`;
     const distinct = [...new Map(lookups.map((l) => [id(l), l])).values()];
-    const find = (l: DomainLookup) => (l.accountId === null ? this.domains.findVerifiedByName(l.name) : this.domains.findVerified(l.accountId, l.name));
+    const find = (l: DomainLookup) =>
+      l.accountId === null ? this.domains.findVerifiedByName(l.name) : this.domains.findVerified(l.accountId, l.name);
     const found = new Map(await Promise.all(distinct.map(async (l) => [id(l), await find(l)] as const)));
     return allFulfilled(lookups.map((l) => found.get(id(l)) ?? null));
   }

@@ -61,7 +61,11 @@ export class EmailQueue {
   }
 
   private async addBulk(requests: EnqueueRequest[]): Promise<PromiseSettledResult<boolean>[]> {
-    const jobs = requests.map((request) => ({ name: JobName.DeliverEmail, data: { messageId: request.messageId }, opts: this.jobOptions(request) }));
+    const jobs = requests.map((request) => ({
+      name: JobName.DeliverEmail,
+      data: { messageId: request.messageId },
+      opts: this.jobOptions(request),
+    }));
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer from Redis within ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);

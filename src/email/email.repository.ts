@@ -180,10 +180,15 @@ interface AttemptEventRow {
  */
 @Injectable()
 export class EmailRepository {
-  private readonly inserts = new MicroBatch<PendingAcceptance, void>((batch) => this.insertBatch(batch), MAX_BATCH, MAX_CONCURRENT_FLUSHES, {
-    weigh: (item) => item.bytes,
-    max: MAX_BATCH_BYTES,
-  });
+  private readonly inserts = new MicroBatch<PendingAcceptance, void>(
+    (batch) => this.insertBatch(batch),
+    MAX_BATCH,
+    MAX_CONCURRENT_FLUSHES,
+    {
+      weigh: (item) => item.bytes,
+      max: MAX_BATCH_BYTES,
+    },
+  );
   private readonly deliveryLoads = new MicroBatch<string, DeliverableMessage | null>(
     (ids) => this.loadForDelivery(ids),
     MAX_DELIVERY_BATCH,
@@ -277,8 +282,13 @@ export class EmailRepository {
               `VALUES ${messageRows.join(', ')}`,
           ]
         : []),
-      ...(eventRows.length ? [`INSERT INTO message_events (message_id, type, recipient, detail, occurred_at) VALUES ${eventRows.join(', ')}`] : []),
-      ...companionStatements(batch.flatMap(({ statements: companions }) => companions ?? []), param),
+      ...(eventRows.length
+        ? [`INSERT INTO message_events (message_id, type, recipient, detail, occurred_at) VALUES ${eventRows.join(', ')}`]
+        : []),
+      ...companionStatements(
+        batch.flatMap(({ statements: companions }) => companions ?? []),
+        param,
+      ),
       ...(usage ? [usage] : []),
       ...(answerRows.length
         ? [`INSERT INTO idempotency_records (scope, key_hash, request_hash, status_code, body, expires_at) VALUES ${answerRows.join(', ')}`]
@@ -338,7 +348,10 @@ export class EmailRepository {
 
   /** A received message as it is forwarded: its trace fields on top of the bytes received (D-31); null when gone. */
   async receivedSource(inboundMessageId: string): Promise<Buffer | null> {
-    const rows: { trace: string; source: Buffer }[] = await this.dataSource.query('SELECT trace, source FROM inbound_messages WHERE id = $1', [inboundMessageId]);
+    const rows: { trace: string; source: Buffer }[] = await this.dataSource.query(
+      'SELECT trace, source FROM inbound_messages WHERE id = $1',
+      [inboundMessageId],
+    );
     return rows.length ? Buffer.concat([Buffer.from(rows[0].trace, 'latin1'), rows[0].source]) : null;
   }
 
@@ -445,7 +458,15 @@ export class EmailRepository {
            SELECT m.id, $7, $2, $3, LEAST(GREATEST(COALESCE($4::timestamptz, now()), m.sent_at), now()) FROM messages m WHERE m.id = $1
          )
          SELECT count(*)::int AS moved FROM moved`,
-        [messageId, event.recipient, event.detail ?? null, event.occurredAt ?? null, move ? [...move.from] : [], move?.to ?? null, event.type],
+        [
+          messageId,
+          event.recipient,
+          event.detail ?? null,
+          event.occurredAt ?? null,
+          move ? [...move.from] : [],
+          move?.to ?? null,
+          event.type,
+        ],
       );
       return rows[0].moved > 0;
     });
@@ -477,7 +498,8 @@ export class EmailRepository {
       return rows.length > 0;
     }
     const values = events.map(
-      (e) => `($${params.push(e.type)}, $${params.push(e.recipient ?? null)}, $${params.push(e.detail ?? null)}, $${params.push(e.occurredAt ?? new Date())}::timestamptz)`,
+      (e) =>
+        `($${params.push(e.type)}, $${params.push(e.recipient ?? null)}, $${params.push(e.detail ?? null)}, $${params.push(e.occurredAt ?? new Date())}::timestamptz)`,
     );
     const rows: { moved: number }[] = await this.dataSource.query(
       `WITH moved AS (${update}), written AS (

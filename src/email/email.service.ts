@@ -15,14 +15,7 @@ import { SendEmailResponseDto } from './dto/send-email-response.dto';
 import { SendEmailDto } from './dto/send-email.dto';
 import { EmailQueue } from './email.queue';
 import { Acceptance, EmailRepository, meteringOf, MessageWithEvents, NewEvent } from './email.repository';
-import {
-  checkAttachments,
-  checkBodySize,
-  checkCustomHeaders,
-  MAX_RECIPIENTS,
-  parseMailbox,
-  parseRecipients,
-} from './message-content';
+import { checkAttachments, checkBodySize, checkCustomHeaders, MAX_RECIPIENTS, parseMailbox, parseRecipients } from './message-content';
 import { Message } from './message.entity';
 import { SuppressionLookup } from './suppression-lookup';
 
@@ -104,7 +97,8 @@ export class EmailService {
     const bcc = parseRecipients('bcc', dto.bcc);
     const count = to.length + cc.length + bcc.length;
     if (to.length === 0) throw AppException.invalidField('to', 'at least one recipient is required');
-    if (count > MAX_RECIPIENTS) throw AppException.invalidField('to', `at most ${MAX_RECIPIENTS} recipients in to, cc and bcc together; got ${count}`);
+    if (count > MAX_RECIPIENTS)
+      throw AppException.invalidField('to', `at most ${MAX_RECIPIENTS} recipients in to, cc and bcc together; got ${count}`);
 
     const { replyTo, custom } = checkCustomHeaders(dto.headers);
     // The id comes first: a tracked message's templates get its unsubscribe link.
@@ -119,7 +113,10 @@ export class EmailService {
       throw new AppException(ErrorCode.DomainNotVerified, `${fromDomain} is not a verified domain of this account`, { domain: fromDomain });
     }
 
-    const { recipients, suppressed } = await this.unsuppressed(accountId, [...to, ...cc, ...bcc].map((m) => m.address));
+    const { recipients, suppressed } = await this.unsuppressed(
+      accountId,
+      [...to, ...cc, ...bcc].map((m) => m.address),
+    );
     if (recipients.length === 0) {
       throw new AppException(ErrorCode.AllRecipientsSuppressed, 'Every recipient is on the suppression list', { suppressed });
     }
@@ -146,7 +143,11 @@ export class EmailService {
         replyTo,
         ...content,
         headers: custom,
-        attachments: (dto.attachments ?? []).map((a) => ({ filename: a.filename, content: a.content, ...(a.contentType ? { contentType: a.contentType } : {}) })),
+        attachments: (dto.attachments ?? []).map((a) => ({
+          filename: a.filename,
+          content: a.content,
+          ...(a.contentType ? { contentType: a.contentType } : {}),
+        })),
         date: acceptedAt.toISOString(),
       },
       priority: dto.priority ?? 'normal',
@@ -280,7 +281,9 @@ export class EmailService {
     // Only a `scheduled` message can be cancelled: a worker takes one (`scheduled` → `queued`) right before
     // sending it, so a cancel and a send never both win. The margin keeps a cancel from racing a due job.
     const scheduledAfter = new Date(Date.now() + CANCEL_MARGIN_MS);
-    const cancelled = await this.repository.transition(messageId, ['scheduled'], { status: 'cancelled' }, [{ type: 'cancelled' }], { scheduledAfter });
+    const cancelled = await this.repository.transition(messageId, ['scheduled'], { status: 'cancelled' }, [{ type: 'cancelled' }], {
+      scheduledAfter,
+    });
     if (!cancelled) {
       // Read again: a worker may have just taken it.
       const status = (await this.repository.findForAccount(accountId, messageId))?.status ?? message.status;
@@ -304,8 +307,10 @@ export class EmailService {
       return { subject, text: dto.text ?? rendered.text, html: dto.html ?? rendered.html };
     }
     const fields: { field: string; message: string }[] = [];
-    if (dto.subject === undefined || dto.subject.trim() === '') fields.push({ field: 'subject', message: 'subject is required unless a template gives it' });
-    if (dto.text === undefined && dto.html === undefined) fields.push({ field: 'text', message: 'text or html (or a template) is required' });
+    if (dto.subject === undefined || dto.subject.trim() === '')
+      fields.push({ field: 'subject', message: 'subject is required unless a template gives it' });
+    if (dto.text === undefined && dto.html === undefined)
+      fields.push({ field: 'text', message: 'text or html (or a template) is required' });
     if (fields.length) throw AppException.validation(fields);
     if (/[\r\n\0]/.test(dto.subject!)) throw AppException.invalidField('subject', 'may not contain CR, LF or NUL');
     return { subject: dto.subject!, text: dto.text, html: dto.html };
@@ -330,10 +335,12 @@ export class EmailService {
     if (domain) this.domainCache.set(cacheKey, domain);
     return domain;
   }
-
 }
 
-type ImmediateMessageFields = Pick<Message, 'fromAddress' | 'fromDomain' | 'subject' | 'recipients' | 'suppressedRecipients' | 'headerMessageId' | 'content'> &
+type ImmediateMessageFields = Pick<
+  Message,
+  'fromAddress' | 'fromDomain' | 'subject' | 'recipients' | 'suppressedRecipients' | 'headerMessageId' | 'content'
+> &
   Partial<Pick<Message, 'systemSender' | 'envelopeFrom' | 'inboundMessageId'>>;
 
 /** A message Mailroom makes itself (form mail, forwarding): queued now, untracked, of no list or template. */

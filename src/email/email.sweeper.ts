@@ -70,36 +70,45 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
 
   /** Re-adds missing jobs of messages untouched since `olderThan`; returns how many. */
   async sweep(olderThan = new Date(Date.now() - this.config.env.EMAIL_SWEEP_AFTER_MS)): Promise<number> {
-    const requeued = await this.redis.withLock(this.redis.key('email', 'sweeper-lock'), this.config.env.EMAIL_SWEEP_INTERVAL_MS, async () => {
-      let afterId = '';
-      let requeued = 0;
-      for (;;) {
-        const page = await this.repository.awaitingDelivery(olderThan, afterId, PAGE);
-        if (page.length === 0) break;
-        afterId = page[page.length - 1].id;
-        const withJobs = await this.emailQueue.withLiveJobs(page.map((m) => m.id));
-        const maxAttempts = this.emailQueue.retrySchedule.maxAttempts;
-        const lost = page.filter((m) => !withJobs.has(m.id) && m.attempts < maxAttempts);
-        for (const m of page.filter((m) => !withJobs.has(m.id) && m.attempts >= maxAttempts)) {
-          const failed = await this.repository.transition(m.id, AWAITING_DELIVERY, { status: 'failed' }, [
-            { type: 'failed', detail: `gave up after ${m.attempts} attempts` },
-          ]);
-          if (failed) this.logger.warn(`${m.id} had used up its ${m.attempts} attempts without a final state: failed`);
+    const requeued = await this.redis.withLock(
+      this.redis.key('email', 'sweeper-lock'),
+      this.config.env.EMAIL_SWEEP_INTERVAL_MS,
+      async () => {
+        let afterId = '';
+        let requeued = 0;
+        for (;;) {
+          const page = await this.repository.awaitingDelivery(olderThan, afterId, PAGE);
+          if (page.length === 0) break;
+          afterId = page[page.length - 1].id;
+          const withJobs = await this.emailQueue.withLiveJobs(page.map((m) => m.id));
+          const maxAttempts = this.emailQueue.retrySchedule.maxAttempts;
+          const lost = page.filter((m) => !withJobs.has(m.id) && m.attempts < maxAttempts);
+          for (const m of page.filter((m) => !withJobs.has(m.id) && m.attempts >= maxAttempts)) {
+            const failed = await this.repository.transition(m.id, AWAITING_DELIVERY, { status: 'failed' }, [
+              { type: 'failed', detail: `gave up after ${m.attempts} attempts` },
+            ]);
+            if (failed) this.logger.warn(`${m.id} had used up its ${m.attempts} attempts without a final state: failed`);
+          }
+          if (lost.length) {
+            await this.emailQueue.queue.addBulk(
+              lost.map((m) => ({
+                name: this.emailQueue.jobName,
+                data: { messageId: m.id },
+                opts: this.emailQueue.jobOptions({
+                  messageId: m.id,
+                  priority: m.priority,
+                  notBefore: m.scheduledFor,
+                  attemptsMade: m.attempts,
+                }),
+              })),
+            );
+            requeued += lost.length;
+          }
+          if (page.length < PAGE) break;
         }
-        if (lost.length) {
-          await this.emailQueue.queue.addBulk(
-            lost.map((m) => ({
-              name: this.emailQueue.jobName,
-              data: { messageId: m.id },
-              opts: this.emailQueue.jobOptions({ messageId: m.id, priority: m.priority, notBefore: m.scheduledFor, attemptsMade: m.attempts }),
-            })),
-          );
-          requeued += lost.length;
-        }
-        if (page.length < PAGE) break;
-      }
-      return requeued;
-    });
+        return requeued;
+      },
+    );
     if (requeued) this.logger.log(`Re-queued ${requeued} accepted email(s) that had no queue job`);
     return requeued ?? 0;
   }

@@ -58,7 +58,12 @@ describe('checkAttachments', () => {
   it('refuses more than 25 MB in all, counted decoded', () => {
     expect(() => checkAttachments([{ filename: 'a.txt', content: Buffer.from('hi').toString('base64') }])).not.toThrow();
     const big = Buffer.alloc(13 * 1024 * 1024).toString('base64');
-    const error = errorOf(() => checkAttachments([{ filename: 'a', content: big }, { filename: 'b', content: big }]));
+    const error = errorOf(() =>
+      checkAttachments([
+        { filename: 'a', content: big },
+        { filename: 'b', content: big },
+      ]),
+    );
     expect(error.status).toBe(413);
   });
 

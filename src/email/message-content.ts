@@ -97,8 +97,7 @@ export function checkAttachments(attachments: readonly { filename: string; conte
 /** The subject and bodies without attachments may not exceed 10 MB (413). */
 export function checkBodySize(input: { subject: string; text?: string; html?: string; headers: Record<string, string> }): void {
   const headerBytes = Object.entries(input.headers).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
-  const bytes =
-    Buffer.byteLength(input.subject) + Buffer.byteLength(input.text ?? '') + Buffer.byteLength(input.html ?? '') + headerBytes;
+  const bytes = Buffer.byteLength(input.subject) + Buffer.byteLength(input.text ?? '') + Buffer.byteLength(input.html ?? '') + headerBytes;
   if (bytes > MAX_BODY_BYTES) {
     throw new AppException(ErrorCode.PayloadTooLarge, `The message without attachments is ${bytes} bytes; the limit is ${MAX_BODY_BYTES}`, {
       limit: MAX_BODY_BYTES,

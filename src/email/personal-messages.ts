@@ -161,8 +161,10 @@ export class PersonalMessages {
       };
     }
     const fields: { field: string; message: string }[] = [];
-    if (input.subject === undefined || input.subject.trim() === '') fields.push({ field: 'subject', message: 'subject is required unless a template gives it' });
-    if (input.html === undefined && input.text === undefined) fields.push({ field: 'text', message: 'text or html (or a template) is required' });
+    if (input.subject === undefined || input.subject.trim() === '')
+      fields.push({ field: 'subject', message: 'subject is required unless a template gives it' });
+    if (input.html === undefined && input.text === undefined)
+      fields.push({ field: 'text', message: 'text or html (or a template) is required' });
     if (fields.length) throw AppException.validation(fields);
     return { subject: input.subject!, ...optional('html', input.html), ...optional('text', input.text) };
   }

@@ -35,7 +35,9 @@ export class ProviderHealth implements OnApplicationShutdown {
     try {
       const previous = await this.redis.client.set(this.key, description, 'EX', FAILURE_TTL_S, 'GET');
       if (previous === null) {
-        this.logger.error(`The SMTP provider is failing whole transactions (${description}): messages are deferred and retried, nobody is suppressed`);
+        this.logger.error(
+          `The SMTP provider is failing whole transactions (${description}): messages are deferred and retried, nobody is suppressed`,
+        );
       }
     } catch (err) {
       this.logger.warn(`Could not record the SMTP provider's failure: ${(err as Error).message}`);

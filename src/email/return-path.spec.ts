@@ -4,7 +4,12 @@ import { AppConfigService } from '../config/app-config.service';
 import { ReturnPaths } from './return-path';
 
 const config = (key: string, overrides: Record<string, string> = {}) =>
-  AppConfigService.fromEnv({ ENCRYPTION_KEY: key.repeat(64), PUBLIC_URL: 'https://mr.test/', RETURN_PATH_DOMAIN: 'Bounce.MR.test', ...overrides });
+  AppConfigService.fromEnv({
+    ENCRYPTION_KEY: key.repeat(64),
+    PUBLIC_URL: 'https://mr.test/',
+    RETURN_PATH_DOMAIN: 'Bounce.MR.test',
+    ...overrides,
+  });
 
 describe('ReturnPaths', () => {
   const returnPaths = new ReturnPaths(config('a'));

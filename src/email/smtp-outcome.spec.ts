@@ -56,7 +56,8 @@ describe('classifyTransactionError', () => {
       { code: 'ECONNECTION', command: 'CONN', message: 'connect ECONNREFUSED 127.0.0.1:2525' },
       { code: 'ETIMEDOUT', message: 'Greeting never received' },
     ];
-    for (const error of cases) expect(classifyTransactionError(error)).toMatchObject({ kind: 'provider', responseCode: error.responseCode });
+    for (const error of cases)
+      expect(classifyTransactionError(error)).toMatchObject({ kind: 'provider', responseCode: error.responseCode });
     expect(classifyTransactionError(cases[0])).toEqual({
       kind: 'provider',
       responseCode: 535,

@@ -50,9 +50,7 @@ export interface RecipientAnswer {
  * SMTP failure at all (a bug, a stream error).
  */
 export type TransactionFailure =
-  | { kind: 'recipients'; answers: RecipientAnswer[] }
-  | { kind: 'provider'; responseCode?: number; description: string }
-  | null;
+  { kind: 'recipients'; answers: RecipientAnswer[] } | { kind: 'provider'; responseCode?: number; description: string } | null;
 
 /** nodemailer's codes for the provider (or the way to it) failing, and the socket errors it passes on. */
 const PROVIDER_ERROR_CODES = new Set([

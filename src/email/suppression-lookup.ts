@@ -27,10 +27,13 @@ export class SuppressionLookup {
       await Promise.all(
         accounts.map(async (accountId) => {
           const emails = [...new Set(checks.filter((c) => c.accountId === accountId).flatMap((c) => c.emails))];
-          return [accountId, await this.suppression.suppressedAmong(accountId, emails).then(
-            (suppressed) => ({ suppressed }),
-            (error: unknown) => ({ error }),
-          )] as const;
+          return [
+            accountId,
+            await this.suppression.suppressedAmong(accountId, emails).then(
+              (suppressed) => ({ suppressed }),
+              (error: unknown) => ({ error }),
+            ),
+          ] as const;
         }),
       ),
     );

@@ -236,4 +236,3 @@ export function checkFormMap(
   }
   return check.errors.length === before ? forms : undefined;
 }
-

@@ -15,7 +15,15 @@ import { CurrentAuth } from '../common/auth/current-auth.decorator';
 import { ErrorBodyDto } from '../common/errors/error-body';
 import { SuccessResponseDto } from '../common/http/success-response.dto';
 import { AppConfigService } from '../config/app-config.service';
-import { CreateFormDto, FormDto, FormListDto, ListSubmissionsQueryDto, SubmissionDto, SubmissionPageDto, UpdateFormDto } from './dto/form.dto';
+import {
+  CreateFormDto,
+  FormDto,
+  FormListDto,
+  ListSubmissionsQueryDto,
+  SubmissionDto,
+  SubmissionPageDto,
+  UpdateFormDto,
+} from './dto/form.dto';
 import type { Form } from './form.entity';
 import type { FormSubmission } from './form-submission.entity';
 import { FormsService } from './forms.service';
@@ -48,7 +56,8 @@ export class FormsController {
   @Auth({ keyTypes: ['admin', 'usage'], permission: 'forms.write' })
   @ApiOperation({
     summary: 'Create a stand-alone form',
-    description: 'Browsers post to its submitUrl (/f/{id}). Any setting of the configuration file may be given besides name, to and subject.',
+    description:
+      'Browsers post to its submitUrl (/f/{id}). Any setting of the configuration file may be given besides name, to and subject.',
   })
   @ApiCreatedResponse({ type: FormDto })
   @ApiBadRequestResponse({ type: ErrorBodyDto })
@@ -70,7 +79,10 @@ export class FormsController {
 
   @Patch(':id')
   @Auth({ keyTypes: ['admin', 'usage'], permission: 'forms.write' })
-  @ApiOperation({ summary: 'Change a form’s settings', description: 'A setting given replaces the stored one, null removes it, an absent one is kept.' })
+  @ApiOperation({
+    summary: 'Change a form’s settings',
+    description: 'A setting given replaces the stored one, null removes it, an absent one is kept.',
+  })
   @ApiOkResponse({ type: FormDto })
   @ApiBadRequestResponse({ type: ErrorBodyDto })
   @ApiNotFoundResponse({ type: ErrorBodyDto })
@@ -107,7 +119,11 @@ export class FormsController {
       res.setHeader('Content-Disposition', `attachment; filename="${form.id}-submissions.csv"`);
       return submissionsCsv(await this.allSubmissions(auth.accountId, form.id, query.status));
     }
-    const page = await this.forms.listSubmissions(auth.accountId, form.id, { limit: query.limit ?? 50, cursor: query.cursor, status: query.status });
+    const page = await this.forms.listSubmissions(auth.accountId, form.id, {
+      limit: query.limit ?? 50,
+      cursor: query.cursor,
+      status: query.status,
+    });
     return { submissions: page.submissions.map(SubmissionDto.from), total: page.total, nextCursor: page.nextCursor };
   }
 

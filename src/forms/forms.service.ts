@@ -69,9 +69,7 @@ export class FormsService {
 
   /** A form's submissions, newest first, keyset-paged: the cursor names the last one of the previous page. */
   async listSubmissions(accountId: string, formId: string, query: SubmissionQuery): Promise<SubmissionPage> {
-    const base = this.submissions
-      .createQueryBuilder('s')
-      .where('s.accountId = :accountId AND s.formId = :formId', { accountId, formId });
+    const base = this.submissions.createQueryBuilder('s').where('s.accountId = :accountId AND s.formId = :formId', { accountId, formId });
     if (query.status) base.andWhere('s.status = :status', { status: query.status });
     const total = await base.clone().getCount();
     const page = base.clone().select(SUBMISSION_COLUMNS.map((column) => `s.${column}`));
@@ -79,7 +77,11 @@ export class FormsService {
       const after = decodeCursor(query.cursor);
       page.andWhere('(s.createdAt, s.id) < (:createdAt, :id)', after);
     }
-    const rows = await page.orderBy('s.createdAt', 'DESC').addOrderBy('s.id', 'DESC').take(query.limit + 1).getMany();
+    const rows = await page
+      .orderBy('s.createdAt', 'DESC')
+      .addOrderBy('s.id', 'DESC')
+      .take(query.limit + 1)
+      .getMany();
     const submissions = rows.slice(0, query.limit);
     const last = submissions[submissions.length - 1];
     const nextCursor = rows.length > query.limit && last ? encodeCursor(last) : null;
@@ -257,7 +259,19 @@ export class FormsService {
 }
 
 /** What a listing shows of a submission (not the uploads a held one keeps). */
-const SUBMISSION_COLUMNS: (keyof FormSubmission)[] = ['id', 'formId', 'status', 'spamReason', 'fields', 'files', 'messageIds', 'ip', 'userAgent', 'origin', 'createdAt'];
+const SUBMISSION_COLUMNS: (keyof FormSubmission)[] = [
+  'id',
+  'formId',
+  'status',
+  'spamReason',
+  'fields',
+  'files',
+  'messageIds',
+  'ip',
+  'userAgent',
+  'origin',
+  'createdAt',
+];
 
 function encodeCursor(submission: FormSubmission): string {
   return Buffer.from(`${submission.createdAt.toISOString()}|${submission.id}`).toString('base64url');

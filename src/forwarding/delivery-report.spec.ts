@@ -533,7 +533,8 @@ describe('parseDeliveryReport', () => {
   });
 
   it('reads the report part when it is transfer-encoded', async () => {
-    const report = 'Reporting-MTA: dns; mx.example.net\r\n\r\nFinal-Recipient: rfc822; alice@example.net\r\nAction: failed\r\nStatus: 5.1.1\r\n';
+    const report =
+      'Reporting-MTA: dns; mx.example.net\r\n\r\nFinal-Recipient: rfc822; alice@example.net\r\nAction: failed\r\nStatus: 5.1.1\r\n';
     const encoded = POSTFIX_BOUNCE.replace(
       /Content-Type: message\/delivery-status\n\n[\s\S]*?\n\n--/,
       `Content-Type: message/delivery-status\nContent-Transfer-Encoding: base64\n\n${Buffer.from(report).toString('base64')}\n\n--`,

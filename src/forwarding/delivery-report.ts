@@ -63,7 +63,9 @@ function statusRecipients(part: Attachment): ReportedRecipient[] {
   const recipients: ReportedRecipient[] = [];
   // The group about the message (Reporting-MTA, Arrival-Date) has neither Action nor Status: no outcome, skipped.
   for (const fields of fieldGroups(part.content.toString('utf8'))) {
-    const action = first(fields, 'action')?.toLowerCase().split(/[\s(;]/)[0];
+    const action = first(fields, 'action')
+      ?.toLowerCase()
+      .split(/[\s(;]/)[0];
     const status = STATUS_CODE.exec(first(fields, 'status') ?? '')?.[1] ?? null;
     const outcome = statusOutcome(action, status);
     if (!outcome) continue;
@@ -145,7 +147,10 @@ function first(fields: Fields, name: string): string | undefined {
 function bareAddress(value: string | undefined): string | null {
   if (!value) return null;
   const typed = /^[\w.-]+\s*;(.*)$/.exec(value);
-  const address = (typed ? typed[1] : value).trim().replace(/^<(.*)>$/, '$1').trim();
+  const address = (typed ? typed[1] : value)
+    .trim()
+    .replace(/^<(.*)>$/, '$1')
+    .trim();
   return address || null;
 }
 
@@ -155,7 +160,10 @@ function bareAddress(value: string | undefined): string | null {
  */
 function diagnostic(value: string | undefined): string | null {
   if (!value) return null;
-  let text = value.replace(/^[\w.-]+\s*;/, '').replace(/\s+/g, ' ').trim();
+  let text = value
+    .replace(/^[\w.-]+\s*;/, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   const reply = /^(\d{3})[ -](?:([245]\.\d{1,3}\.\d{1,3}) )?/.exec(text);
   if (reply) {
     const [prefix, code, enhanced] = reply;

@@ -11,8 +11,7 @@ import { SenderRewriting } from './sender-rewriting';
 const senderRewritingProvider: Provider = {
   provide: SenderRewriting,
   inject: [AppConfigService],
-  useFactory: (config: AppConfigService) =>
-    new SenderRewriting(config.derivedKey('mailroom srs v1')),
+  useFactory: (config: AppConfigService) => new SenderRewriting(config.derivedKey('mailroom srs v1')),
 };
 
 /**

@@ -146,7 +146,10 @@ export class ForwardingService {
   async receive(transaction: ReceivedTransaction): Promise<string[]> {
     const fields = headerFields(headerSection(transaction.source));
     const forwards = transaction.routes.filter((r) => r.kind === 'forward');
-    const loop = loopOf(fields, forwards.map((r) => r.address));
+    const loop = loopOf(
+      fields,
+      forwards.map((r) => r.address),
+    );
     if (loop) throw new InboundRefusal(554, `5.4.6 Routing loop detected: ${loop}`);
 
     const reports = transaction.routes.flatMap((r) => (r.kind === 'report' ? [r.messageId] : []));
@@ -169,7 +172,12 @@ export class ForwardingService {
   }
 
   /** Stores the message once per domain of the account, and the messages forwarding it, in one commit. */
-  private async forward(accountId: string, groups: InboundRoute[][], transaction: ReceivedTransaction, summary: Summary): Promise<string[]> {
+  private async forward(
+    accountId: string,
+    groups: InboundRoute[][],
+    transaction: ReceivedTransaction,
+    summary: Summary,
+  ): Promise<string[]> {
     const messages: MessageWithEvents[] = [];
     const statements: CompanionRow[] = [];
     const receivedAt = new Date();
@@ -177,11 +185,22 @@ export class ForwardingService {
       const domain = (routes[0] as Extract<InboundRoute, { domain: Domain }>).domain;
       const id = newId('inb');
       const addresses = routes.map((r) => r.address);
-      const base: Omit<ForwardedEmail, 'envelopeFrom' | 'to'> = { inboundMessageId: id, domain: domain.name, ...summary, headerMessageId: summary.headerMessageId ?? `<${id.slice(4)}@${domain.name}>` };
+      const base: Omit<ForwardedEmail, 'envelopeFrom' | 'to'> = {
+        inboundMessageId: id,
+        domain: domain.name,
+        ...summary,
+        headerMessageId: summary.headerMessageId ?? `<${id.slice(4)}@${domain.name}>`,
+      };
       const destinations = routes.flatMap((r) => (r.kind === 'forward' ? r.destinations : []));
       const senders = routes.flatMap((r) => (r.kind === 'returned' ? [r.sender] : []));
       const made = await Promise.all([
-        destinations.length ? this.email.forwarded(accountId, { ...base, envelopeFrom: this.srs.forward(transaction.mailFrom, domain.name), to: destinations }) : null,
+        destinations.length
+          ? this.email.forwarded(accountId, {
+              ...base,
+              envelopeFrom: this.srs.forward(transaction.mailFrom, domain.name),
+              to: destinations,
+            })
+          : null,
         // A bounce goes back with the null sender, so that it can never bounce in turn.
         senders.length ? this.email.forwarded(accountId, { ...base, envelopeFrom: '', to: senders }) : null,
       ]);
@@ -236,7 +255,12 @@ export class ForwardingService {
     }
     await this.providerEvents.apply(
       messageIds.flatMap((messageId) =>
-        report.recipients.map((r) => ({ messageId, type: r.outcome, ...(r.recipient ? { recipient: r.recipient } : {}), reason: r.reason })),
+        report.recipients.map((r) => ({
+          messageId,
+          type: r.outcome,
+          ...(r.recipient ? { recipient: r.recipient } : {}),
+          reason: r.reason,
+        })),
       ),
     );
   }
@@ -247,7 +271,11 @@ type Summary = Pick<ForwardedEmail, 'from' | 'subject'> & { headerMessageId: str
 /** From, Subject and Message-ID of the received message, decoded, for its messages' status and listings. */
 async function summarize(transaction: ReceivedTransaction, fields: HeaderField[]): Promise<Summary> {
   const head = fields.map((f) => `${f.name}: ${f.value}`).join('\r\n');
-  const parsed = await simpleParser(Buffer.from(`${head}\r\n\r\n`, 'latin1'), { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
+  const parsed = await simpleParser(Buffer.from(`${head}\r\n\r\n`, 'latin1'), {
+    skipHtmlToText: true,
+    skipTextToHtml: true,
+    skipImageLinks: true,
+  });
   const from = parsed.from?.value.find((m) => m.address);
   const messageId = parsed.messageId && parsed.messageId.length <= MAX_MESSAGE_ID ? parsed.messageId : null;
   return {

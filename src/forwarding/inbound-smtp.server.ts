@@ -119,7 +119,9 @@ export class InboundSmtpServer implements OnApplicationBootstrap, OnApplicationS
     stream.on('error', (err) => callback(this.refusal(err, 'DATA')));
     stream.on('end', () => {
       if (stream.sizeExceeded) {
-        return callback(new InboundRefusal(552, `5.3.4 Message too big: the limit is ${this.config.env.INBOUND_SMTP_MAX_MESSAGE_BYTES} bytes`));
+        return callback(
+          new InboundRefusal(552, `5.3.4 Message too big: the limit is ${this.config.env.INBOUND_SMTP_MAX_MESSAGE_BYTES} bytes`),
+        );
       }
       this.forwarding
         .receive({

@@ -11,7 +11,9 @@ describe('received message headers', () => {
       { name: 'X-Mailroom-Loop', value: 'Info@Fwd.test' },
       { name: 'Subject', value: 'hi' },
     ]);
-    expect(headerFields(headerSection(Buffer.from('From x@y Mon Jan 1\nSubject: lf only\n\nbody')))).toEqual([{ name: 'Subject', value: 'lf only' }]);
+    expect(headerFields(headerSection(Buffer.from('From x@y Mon Jan 1\nSubject: lf only\n\nbody')))).toEqual([
+      { name: 'Subject', value: 'lf only' },
+    ]);
   });
 
   it('finds a loop by our loop field for the same address, case-insensitively, and by the hop count', () => {
@@ -25,12 +27,29 @@ describe('received message headers', () => {
 
   it('writes a Received field naming one recipient only, and a loop field per address, each line CRLF-ended', () => {
     const at = new Date(Date.UTC(2026, 10, 23, 9, 5, 7));
-    const one = traceFields({ id: 'inb_1', clientAddress: '192.0.2.1', helo: 'mail.\r\nX-Evil: 1 origin.test', hostname: 'mx.test', secure: true, recipients: ['info@fwd.test'], receivedAt: at });
+    const one = traceFields({
+      id: 'inb_1',
+      clientAddress: '192.0.2.1',
+      helo: 'mail.\r\nX-Evil: 1 origin.test',
+      hostname: 'mx.test',
+      secure: true,
+      recipients: ['info@fwd.test'],
+      receivedAt: at,
+    });
     expect(one).toBe(
       'Received: from mail.X-Evil:1origin.test (unknown [192.0.2.1])\r\n\tby mx.test (Mailroom) with ESMTPS id inb_1\r\n\tfor <info@fwd.test>;\r\n\tMon, 23 Nov 2026 09:05:07 +0000\r\n' +
         'X-Mailroom-Loop: info@fwd.test\r\n',
     );
-    const two = traceFields({ id: 'inb_2', clientAddress: '::1', clientHostname: 'c.test', helo: '', hostname: 'mx.test', secure: false, recipients: ['a@f.test', 'b@f.test'], receivedAt: at });
+    const two = traceFields({
+      id: 'inb_2',
+      clientAddress: '::1',
+      clientHostname: 'c.test',
+      helo: '',
+      hostname: 'mx.test',
+      secure: false,
+      recipients: ['a@f.test', 'b@f.test'],
+      receivedAt: at,
+    });
     expect(two).not.toContain('for <');
     expect(two).toContain('from unknown (c.test [::1])');
     expect(two).toContain('with ESMTP id inb_2');

@@ -122,7 +122,8 @@ describe('SenderRewriting', () => {
 
   it('tells SRS local parts by their tag and separator, in any case', () => {
     for (const local of ['SRS0=x', 'srs0-x', 'SrS1+x', 'SRS1=']) expect([local, SenderRewriting.isSrs(local)]).toEqual([local, true]);
-    for (const local of ['SRS0', 'SRS2=x', 'SRS0_x', 'xSRS0=x', 'test']) expect([local, SenderRewriting.isSrs(local)]).toEqual([local, false]);
+    for (const local of ['SRS0', 'SRS2=x', 'SRS0_x', 'xSRS0=x', 'test'])
+      expect([local, SenderRewriting.isSrs(local)]).toEqual([local, false]);
   });
 
   it('reverses every address it forwards, through one and two forwarders, at any time', () => {

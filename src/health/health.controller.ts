@@ -32,7 +32,9 @@ export class HealthController {
       'message the provider takes. Messages meanwhile are deferred and retried.',
   })
   @ApiOkResponse({ schema: { example: { status: 'ok', checks: { postgres: 'up', redis: 'up', provider: 'up' } } } })
-  @ApiServiceUnavailableResponse({ schema: { example: { status: 'unavailable', checks: { postgres: 'up', redis: 'up', provider: 'down' } } } })
+  @ApiServiceUnavailableResponse({
+    schema: { example: { status: 'unavailable', checks: { postgres: 'up', redis: 'up', provider: 'down' } } },
+  })
   async ready(@Res({ passthrough: true }) response: Response) {
     const [postgres, redis, provider] = await Promise.all([
       this.dataSource.query('SELECT 1').then(

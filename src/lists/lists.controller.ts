@@ -74,7 +74,10 @@ export class ListsController {
 
   @Patch(':listId')
   @Auth(WRITE)
-  @ApiOperation({ summary: 'Rename or describe a mailing list', description: 'Fields left out keep their value; description null removes it.' })
+  @ApiOperation({
+    summary: 'Rename or describe a mailing list',
+    description: 'Fields left out keep their value; description null removes it.',
+  })
   @ApiParam(LIST_ID)
   @ApiOkResponse({ type: ListDto })
   @ApiBadRequestResponse({ type: ErrorBodyDto })
@@ -110,7 +113,10 @@ export class ListsController {
   @ApiExtraModels(AddSubscribersDto, SubscriberInputDto)
   @ApiBody({
     schema: {
-      oneOf: [{ type: 'array', items: { $ref: getSchemaPath(SubscriberInputDto) }, maxItems: MAX_SUBSCRIBERS_PER_CALL }, { $ref: getSchemaPath(AddSubscribersDto) }],
+      oneOf: [
+        { type: 'array', items: { $ref: getSchemaPath(SubscriberInputDto) }, maxItems: MAX_SUBSCRIBERS_PER_CALL },
+        { $ref: getSchemaPath(AddSubscribersDto) },
+      ],
     },
   })
   @ApiOkResponse({ type: AddSubscribersResultDto })
@@ -137,18 +143,29 @@ export class ListsController {
     @Param('listId') listId: string,
     @Query() query: ListSubscribersQueryDto,
   ): Promise<SubscriberPageDto> {
-    const page = await this.lists.listSubscribers(auth.accountId, listId, { limit: query.limit ?? DEFAULT_PAGE_SIZE, cursor: query.cursor, status: query.status });
+    const page = await this.lists.listSubscribers(auth.accountId, listId, {
+      limit: query.limit ?? DEFAULT_PAGE_SIZE,
+      cursor: query.cursor,
+      status: query.status,
+    });
     return { subscribers: page.subscribers.map(SubscriberDto.from), nextCursor: page.nextCursor };
   }
 
   @Delete(':listId/subscribers/:email')
   @Auth(WRITE)
-  @ApiOperation({ summary: 'Remove a subscriber', description: 'To keep an address from being added again, unsubscribe it or suppress it instead.' })
+  @ApiOperation({
+    summary: 'Remove a subscriber',
+    description: 'To keep an address from being added again, unsubscribe it or suppress it instead.',
+  })
   @ApiParam(LIST_ID)
   @ApiParam({ name: 'email', example: 'ada@example.org', description: 'URL-encoded; matched case-insensitively' })
   @ApiOkResponse({ type: SuccessResponseDto })
   @ApiNotFoundResponse({ type: ErrorBodyDto, description: 'Unknown list, or the address is not on it' })
-  async removeSubscriber(@CurrentAuth() auth: AuthContext, @Param('listId') listId: string, @Param('email') email: string): Promise<SuccessResponseDto> {
+  async removeSubscriber(
+    @CurrentAuth() auth: AuthContext,
+    @Param('listId') listId: string,
+    @Param('email') email: string,
+  ): Promise<SuccessResponseDto> {
     const address = await this.lists.removeSubscriber(auth.accountId, listId, email);
     return { success: true, message: `${address} removed from the list` };
   }

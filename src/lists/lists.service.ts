@@ -61,7 +61,11 @@ export class ListsService {
   async list(accountId: string, query: PageQuery): Promise<{ lists: ListSummary[]; nextCursor: string | null }> {
     const page = this.lists.createQueryBuilder('l').where('l.accountId = :accountId', { accountId });
     if (query.cursor) page.andWhere('(l.createdAt, l.id) < (:createdAt, :id)', decodeListCursor(query.cursor));
-    const rows = await page.orderBy('l.createdAt', 'DESC').addOrderBy('l.id', 'DESC').take(query.limit + 1).getMany();
+    const rows = await page
+      .orderBy('l.createdAt', 'DESC')
+      .addOrderBy('l.id', 'DESC')
+      .take(query.limit + 1)
+      .getMany();
     const lists = rows.slice(0, query.limit);
     const counts = await this.counts(lists.map((l) => l.id));
     const last = lists[lists.length - 1];
@@ -150,7 +154,10 @@ export class ListsService {
     const page = this.subscribers.createQueryBuilder('s').where('s.listId = :listId', { listId: list.id });
     if (query.status) page.andWhere('s.status = :status', { status: query.status });
     if (query.cursor) page.andWhere('s.email > :after', { after: decodeSubscriberCursor(query.cursor) });
-    const rows = await page.orderBy('s.email', 'ASC').take(query.limit + 1).getMany();
+    const rows = await page
+      .orderBy('s.email', 'ASC')
+      .take(query.limit + 1)
+      .getMany();
     const subscribers = rows.slice(0, query.limit);
     const last = subscribers[subscribers.length - 1];
     return { subscribers, nextCursor: rows.length > query.limit && last ? Buffer.from(last.email).toString('base64url') : null };
@@ -234,7 +241,8 @@ function decodeListCursor(cursor: string): { createdAt: Date; id: string } {
     const date = new Date(createdAt as string);
     const year = date.getUTCFullYear();
     // A year PostgreSQL cannot store (or NUL) would fail the query: no cursor of this listing holds one.
-    if (typeof createdAt !== 'string' || typeof id !== 'string' || id.includes('\0') || !(year >= 1970 && year <= 9999)) throw new Error('bad cursor');
+    if (typeof createdAt !== 'string' || typeof id !== 'string' || id.includes('\0') || !(year >= 1970 && year <= 9999))
+      throw new Error('bad cursor');
     return { createdAt: date, id };
   } catch {
     throw AppException.invalidField('cursor', 'is not a cursor this listing returned');
@@ -244,6 +252,7 @@ function decodeListCursor(cursor: string): { createdAt: Date; id: string } {
 function decodeSubscriberCursor(cursor: string): string {
   const email = Buffer.from(cursor, 'base64url').toString('utf8');
   // Invalid UTF-8 decodes to U+FFFD; NUL cannot be stored: neither came from a cursor this listing gave out.
-  if (email === '' || email.length > 320 || /[\uFFFD\0]/.test(email)) throw AppException.invalidField('cursor', 'is not a cursor this listing returned');
+  if (email === '' || email.length > 320 || /[\uFFFD\0]/.test(email))
+    throw AppException.invalidField('cursor', 'is not a cursor this listing returned');
   return email;
 }

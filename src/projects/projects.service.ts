@@ -28,7 +28,12 @@ export class ProjectsService {
    * Writes the declarative configuration's projects in the caller's transaction: `upserts` created or renamed,
    * `remove` deleted (their collections stay, without a project). Answers the id of every project by slug.
    */
-  async applyConfig(manager: EntityManager, accountId: string, upserts: { slug: string; name: string }[], remove: string[]): Promise<Map<string, string>> {
+  async applyConfig(
+    manager: EntityManager,
+    accountId: string,
+    upserts: { slug: string; name: string }[],
+    remove: string[],
+  ): Promise<Map<string, string>> {
     const repository = manager.getRepository(Project);
     if (remove.length) await repository.delete({ accountId, slug: In(remove) });
     const ids = new Map((await repository.find({ where: { accountId }, select: { id: true, slug: true } })).map((p) => [p.slug, p.id]));

@@ -34,11 +34,15 @@ describe('normalizeEventsBody', () => {
 
 describe('resolveRecipient', () => {
   it('matches the given address case-insensitively and answers it as the message spells it', () => {
-    expect(resolveRecipient('delivered', ['Ada@Example.org', 'bob@example.org'], ' ada@example.ORG')).toEqual({ recipient: 'Ada@Example.org' });
+    expect(resolveRecipient('delivered', ['Ada@Example.org', 'bob@example.org'], ' ada@example.ORG')).toEqual({
+      recipient: 'Ada@Example.org',
+    });
   });
 
   it('ignores an address the message was not sent to', () => {
-    expect(resolveRecipient('bounced', ['ada@example.org'], 'eve@example.org')).toEqual({ ignored: 'eve@example.org is not a recipient of the message' });
+    expect(resolveRecipient('bounced', ['ada@example.org'], 'eve@example.org')).toEqual({
+      ignored: 'eve@example.org is not a recipient of the message',
+    });
   });
 
   it('takes the only recipient when none is given', () => {

@@ -76,7 +76,8 @@ export function resolveRecipient(type: ProviderEventType, recipients: readonly s
     return match ? { recipient: match } : { ignored: `${given} is not a recipient of the message` };
   }
   if (recipients.length === 1) return { recipient: recipients[0] };
-  if (EVENT_EFFECTS[type].needsRecipient) return { ignored: `a ${type} event of a message with several recipients must name its recipient` };
+  if (EVENT_EFFECTS[type].needsRecipient)
+    return { ignored: `a ${type} event of a message with several recipients must name its recipient` };
   return { recipient: null };
 }
 

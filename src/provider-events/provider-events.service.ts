@@ -119,9 +119,11 @@ export class ProviderEventsService {
     await this.repository.recordLateEvents(late);
     for (const entry of everyRecipient) await this.repository.recordEveryRecipientEvent(entry);
     for (const s of suppressions) {
-      await this.suppression.add(s.accountId, s.email, s.reason, s.messageId).catch((err: Error) =>
-        this.logger.error(`Could not suppress ${s.email} (${s.reason}) after a provider event of ${s.messageId}: ${err.message}`),
-      );
+      await this.suppression
+        .add(s.accountId, s.email, s.reason, s.messageId)
+        .catch((err: Error) =>
+          this.logger.error(`Could not suppress ${s.email} (${s.reason}) after a provider event of ${s.messageId}: ${err.message}`),
+        );
     }
     return { received: events.length, applied: events.length - ignored, ignored };
   }

@@ -24,7 +24,8 @@ export class ProviderSignatureGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<Request>();
-    if (!this.webhook) throw new AppException(ErrorCode.SignatureInvalid, 'Provider events are not enabled: PROVIDER_WEBHOOK_SECRET is not set');
+    if (!this.webhook)
+      throw new AppException(ErrorCode.SignatureInvalid, 'Provider events are not enabled: PROVIDER_WEBHOOK_SECRET is not set');
     // Only JSON bodies are kept as bytes to verify (null: no body at all).
     if (request.is('application/json') === false) {
       throw new AppException(ErrorCode.UnsupportedMediaType, 'Provider events must be sent as application/json');

@@ -34,8 +34,7 @@ function operatorBasicAuth(limiter: RateLimitService, config: AppConfigService) 
       const password = match ? Buffer.from(match[1], 'base64').toString('utf8').split(':').slice(1).join(':') : '';
       const key = password ? await limiter.resolveCredential(request, password, response) : undefined;
       if (key === null) await limiter.countAuthFailure(request, response);
-      const allowed =
-        key != null && key.keyType === 'admin' && key.isOperator && (key.expiresAt === null || key.expiresAt > Date.now());
+      const allowed = key != null && key.keyType === 'admin' && key.isOperator && (key.expiresAt === null || key.expiresAt > Date.now());
       if (allowed) return next();
       response
         .status(401)

@@ -45,7 +45,11 @@ export class QuotaAccountsCache implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     // A subscriber that reconnected may have missed drops: forget everything then.
-    await this.redis.subscribe(CHANNEL, (accountId) => this.forget(accountId), () => this.forget('*'));
+    await this.redis.subscribe(
+      CHANNEL,
+      (accountId) => this.forget(accountId),
+      () => this.forget('*'),
+    );
   }
 
   /** The account, or null when it does not exist. */
@@ -67,7 +71,9 @@ export class QuotaAccountsCache implements OnModuleInit {
     try {
       await this.redis.publish(CHANNEL, accountId);
     } catch (err) {
-      this.logger.warn(`Could not announce an account change to other instances (they read it again within 30 s): ${(err as Error).message}`);
+      this.logger.warn(
+        `Could not announce an account change to other instances (they read it again within 30 s): ${(err as Error).message}`,
+      );
     }
   }
 

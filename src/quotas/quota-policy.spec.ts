@@ -64,9 +64,15 @@ describe('quota policy (D-13)', () => {
     });
 
     it('gives Pro no email stop (overage) and 2000/20000 form submissions; enterprise nothing until set', () => {
-      expect(quotaLimits(account({ tier: 'pro' }), new Date(NOW))).toEqual({ ...NO_LIMITS, form_submissions_per_hour: 2000, form_submissions_per_day: 20_000 });
+      expect(quotaLimits(account({ tier: 'pro' }), new Date(NOW))).toEqual({
+        ...NO_LIMITS,
+        form_submissions_per_hour: 2000,
+        form_submissions_per_day: 20_000,
+      });
       expect(quotaLimits(account({ tier: 'enterprise' }), new Date(NOW))).toEqual(NO_LIMITS);
-      expect(quotaLimits(account({ tier: 'enterprise', quotas: { emails_per_month: 5000, form_submissions_per_hour: 3 } }), new Date(NOW))).toEqual({
+      expect(
+        quotaLimits(account({ tier: 'enterprise', quotas: { emails_per_month: 5000, form_submissions_per_hour: 3 } }), new Date(NOW)),
+      ).toEqual({
         ...NO_LIMITS,
         emails_per_month: 5000,
         form_submissions_per_hour: 3,
@@ -74,7 +80,9 @@ describe('quota policy (D-13)', () => {
     });
 
     it('lays settings.quotas over the tier field by field, adds global_limits, and gives the operator no plan quotas', () => {
-      expect(quotaLimits(account({ quotas: { form_submissions_per_day: 5 }, globalLimits: { hourly: 7, monthly: 9 } }), new Date(NOW))).toEqual({
+      expect(
+        quotaLimits(account({ quotas: { form_submissions_per_day: 5 }, globalLimits: { hourly: 7, monthly: 9 } }), new Date(NOW)),
+      ).toEqual({
         emails_per_month: 180,
         form_submissions_per_hour: 100,
         form_submissions_per_day: 5,
@@ -82,11 +90,16 @@ describe('quota policy (D-13)', () => {
         global_daily: null,
         global_monthly: 9,
       });
-      expect(quotaLimits(account({ isOperator: true, tier: 'free', globalLimits: { daily: 50 } }), new Date(NOW))).toEqual({ ...NO_LIMITS, global_daily: 50 });
+      expect(quotaLimits(account({ isOperator: true, tier: 'free', globalLimits: { daily: 50 } }), new Date(NOW))).toEqual({
+        ...NO_LIMITS,
+        global_daily: 50,
+      });
     });
 
     it('reads only positive integers from settings (operators may write them by hand)', () => {
-      expect(parseSettingsQuotas({ emails_per_month: 10, form_submissions_per_hour: 0, form_submissions_per_day: '5', other: 3 })).toEqual({ emails_per_month: 10 });
+      expect(parseSettingsQuotas({ emails_per_month: 10, form_submissions_per_hour: 0, form_submissions_per_day: '5', other: 3 })).toEqual({
+        emails_per_month: 10,
+      });
       expect(parseGlobalLimits({ hourly: 1.5, daily: -1, monthly: 2_000_000_000 })).toEqual({});
       expect(parseGlobalLimits({ hourly: 3, daily: 4, monthly: 5 })).toEqual({ hourly: 3, daily: 4, monthly: 5 });
       expect(parseGlobalLimits(null)).toEqual({});
@@ -95,7 +108,13 @@ describe('quota policy (D-13)', () => {
   });
 
   describe('reservation rules', () => {
-    const limits = { ...NO_LIMITS, emails_per_month: 180, form_submissions_per_hour: 100, form_submissions_per_day: 1000, global_hourly: 50 };
+    const limits = {
+      ...NO_LIMITS,
+      emails_per_month: 180,
+      form_submissions_per_hour: 100,
+      form_submissions_per_day: 1000,
+      global_hourly: 50,
+    };
 
     it('checks an email send against the email and global quotas only, costing one per recipient', () => {
       const rules = reservationRules('acc_1', limits, { emails: 3, submissions: 0 }, NOW, 300_000, redisKey);
@@ -162,12 +181,20 @@ describe('quota policy (D-13)', () => {
 
   describe('the 429', () => {
     it('names the plan quota, what is left and when it resets (QUOTA_EXCEEDED)', () => {
-      const [rule] = reservationRules('acc_1', { ...NO_LIMITS, emails_per_month: 180 }, { emails: 3, submissions: 0 }, NOW, 300_000, redisKey);
+      const [rule] = reservationRules(
+        'acc_1',
+        { ...NO_LIMITS, emails_per_month: 180 },
+        { emails: 3, submissions: 0 },
+        NOW,
+        300_000,
+        redisKey,
+      );
       const refusal = refusalOf(rule, 178, NOW);
       const secondsToMonthEnd = Math.ceil((Date.UTC(2026, 11, 1) - NOW) / 1000);
       expect(refusal).toEqual({
         code: ErrorCode.QuotaExceeded,
-        message: 'Quota exceeded: your plan allows 180 emails per calendar month (2 left, this request needs 3); it resets at 2026-12-01T00:00:00.000Z',
+        message:
+          'Quota exceeded: your plan allows 180 emails per calendar month (2 left, this request needs 3); it resets at 2026-12-01T00:00:00.000Z',
         details: {
           limit: 180,
           remaining: 2,
@@ -187,7 +214,13 @@ describe('quota policy (D-13)', () => {
       const refusal = refusalOf(rule, 9, Date.UTC(2026, 10, 23, 14, 59, 59, 900));
       expect(refusal.code).toBe(ErrorCode.AccountQuotaExceeded);
       expect(refusal.message).toContain("the account's global_limits allow 5 emails and form submissions together per hour");
-      expect(refusal.details).toMatchObject({ limit: 5, remaining: 0, retry_after: 1, quota: 'global_hourly', reset_time: '2026-11-23T15:00:00.000Z' });
+      expect(refusal.details).toMatchObject({
+        limit: 5,
+        remaining: 0,
+        retry_after: 1,
+        quota: 'global_hourly',
+        reset_time: '2026-11-23T15:00:00.000Z',
+      });
     });
   });
 });

@@ -43,12 +43,7 @@ export type QuotaUnit = 'emails' | 'submissions' | 'units';
 export type QuotaWindow = 'hour' | 'day' | 'month';
 
 export type QuotaName =
-  | 'emails_per_month'
-  | 'form_submissions_per_hour'
-  | 'form_submissions_per_day'
-  | 'global_hourly'
-  | 'global_daily'
-  | 'global_monthly';
+  'emails_per_month' | 'form_submissions_per_hour' | 'form_submissions_per_day' | 'global_hourly' | 'global_daily' | 'global_monthly';
 
 export interface QuotaDefinition {
   name: QuotaName;

@@ -219,7 +219,8 @@ export class QuotaService implements OnModuleInit {
     const participant = (resolve: (reply: ReserveReply) => void, reject: (err: unknown) => void) => ({ rules, seen, resolve, reject });
     const current = this.loads.get(accountId);
     if (current) {
-      if (current.open && current.hour === hour) return new Promise((resolve, reject) => current.participants.push(participant(resolve, reject)));
+      if (current.open && current.hour === hour)
+        return new Promise((resolve, reject) => current.participants.push(participant(resolve, reject)));
       return current.done.then(() => ({ status: 'missing', values: seen }));
     }
     const load: CounterLoad = { hour, open: true, participants: [], done: Promise.resolve() };

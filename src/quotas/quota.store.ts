@@ -37,7 +37,11 @@ const STATUS: Record<number, ReserveReply['status']> = { 1: 'reserved', 0: 'refu
 export class QuotaStore implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(QuotaStore.name);
   readonly connection: QuotaConnection;
-  private readonly reservations = new MicroBatch<Reservation, ReserveReply>((batch) => this.reserveBatch(batch), MAX_BATCH, MAX_CONCURRENT_CALLS);
+  private readonly reservations = new MicroBatch<Reservation, ReserveReply>(
+    (batch) => this.reserveBatch(batch),
+    MAX_BATCH,
+    MAX_CONCURRENT_CALLS,
+  );
 
   constructor(redis: RedisService, config: AppConfigService) {
     this.connection = redis.connect('quotas', {

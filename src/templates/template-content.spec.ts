@@ -29,7 +29,11 @@ describe('template types', () => {
   });
 
   it('checks form and acknowledgment templates as Liquid, naming part and line', () => {
-    const liquid = { subject: 'From {{ form.name || "someone" }}', html: '{% if form.a %}{{ form.a | nl2br }}{% endif %}', text: '{{ timestamp | date: "%Y" }}' };
+    const liquid = {
+      subject: 'From {{ form.name || "someone" }}',
+      html: '{% if form.a %}{{ form.a | nl2br }}{% endif %}',
+      text: '{{ timestamp | date: "%Y" }}',
+    };
     expect(problems('form', liquid)).toEqual([]);
     expect(problems('acknowledgment', liquid)).toEqual([]);
     expect(problems('form', { subject: 's', text: 'ok\n{% if form.a %}', html: '{{ form.a | raw }}' })).toEqual([

@@ -23,7 +23,14 @@ describe('TemplateRenderer', () => {
         subject: 'Order for {{name}}',
         text: 'Hi {{name}}.{{#premium}} Premium!{{/premium}}{{^premium}} Basic.{{/premium}} {{#items}}[{{title}} x{{qty}} for {{name}}]{{/items}}',
       },
-      { name: 'Ada', premium: false, items: [{ title: 'Gear', qty: 2 }, { title: 'Cam', qty: 1 }] },
+      {
+        name: 'Ada',
+        premium: false,
+        items: [
+          { title: 'Gear', qty: 2 },
+          { title: 'Cam', qty: 1 },
+        ],
+      },
     );
     expect(out).toEqual({ subject: 'Order for Ada', text: 'Hi Ada. Basic. [Gear x2 for Ada][Cam x1 for Ada]' });
   });
@@ -35,7 +42,10 @@ describe('TemplateRenderer', () => {
   });
 
   it('loops over plain values with {{.}} and offers @index in each', () => {
-    const out = render({ subject: 's', text: '{{#tags}}<{{.}}>{{/tags}} {{#each tags}}{{@index}}={{this}};{{/each}}' }, { tags: ['a', 'b'] });
+    const out = render(
+      { subject: 's', text: '{{#tags}}<{{.}}>{{/tags}} {{#each tags}}{{@index}}={{this}};{{/each}}' },
+      { tags: ['a', 'b'] },
+    );
     expect(out.text).toBe('<a><b> 0=a;1=b;');
   });
 
@@ -61,7 +71,10 @@ describe('TemplateRenderer', () => {
   });
 
   it('leaves prototype properties out of reach', () => {
-    const out = render({ subject: 's', text: '[{{constructor}}][{{__proto__}}][{{toString}}][{{#with this}}{{constructor.name}}{{/with}}]' }, {});
+    const out = render(
+      { subject: 's', text: '[{{constructor}}][{{__proto__}}][{{toString}}][{{#with this}}{{constructor.name}}{{/with}}]' },
+      {},
+    );
     expect(out.text).toBe('[][][][]');
   });
 
@@ -83,7 +96,9 @@ describe('TemplateRenderer', () => {
     expect(compileError(renderer, { subject: 's', text: '{{log name}}' })[0].message).toBe('line 1: unknown helper log');
     expect(compileError(renderer, { subject: 's', text: '{{> footer}}' })[0].message).toMatch(/partials .* not supported/);
     expect(compileError(renderer, { subject: 's', text: '{{#if}}x{{/if}}' })[0].message).toBe('line 1: if takes 1 argument, got 0');
-    expect(compileError(renderer, { subject: 's', text: 'x\n\n{{#each}}x{{/each}}' })[0].message).toBe('line 3: each takes 1 argument, got 0');
+    expect(compileError(renderer, { subject: 's', text: 'x\n\n{{#each}}x{{/each}}' })[0].message).toBe(
+      'line 3: each takes 1 argument, got 0',
+    );
     expect(compileError(renderer, { subject: 's', text: '{{#each a}}{{> p}}{{/each}}' })[0].message).toMatch(/partials/);
   });
 
@@ -116,7 +131,9 @@ describe('TemplateRenderer limits', () => {
       error = err as AppException;
     }
     expect(error).toBeInstanceOf(AppException);
-    expect(error!.details!.fields).toEqual([{ field: 'text', message: `template could not be rendered: loops run more than ${MAX_LOOP_ITERATIONS} times` }]);
+    expect(error!.details!.fields).toEqual([
+      { field: 'text', message: `template could not be rendered: loops run more than ${MAX_LOOP_ITERATIONS} times` },
+    ]);
   });
 
   it('stops a render whose output grows too large', () => {

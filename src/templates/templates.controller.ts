@@ -78,11 +78,7 @@ export class TemplatesController {
   @ApiBadRequestResponse({ type: ErrorBodyDto })
   @ApiNotFoundResponse({ type: ErrorBodyDto })
   @ApiConflictResponse({ type: ErrorBodyDto, description: 'Renamed to a name the account uses already' })
-  async update(
-    @CurrentAuth() auth: AuthContext,
-    @Param('name') name: string,
-    @Body() dto: UpdateTemplateDto,
-  ): Promise<TemplateDto> {
+  async update(@CurrentAuth() auth: AuthContext, @Param('name') name: string, @Body() dto: UpdateTemplateDto): Promise<TemplateDto> {
     return TemplateDto.from(await this.templates.update(auth.accountId, name, dto));
   }
 

@@ -191,7 +191,9 @@ export class TemplatesService {
   ): Promise<void> {
     const repository = manager.getRepository(Template);
     if (remove.length) await repository.delete({ accountId, name: In(remove) });
-    const existing = new Map((await repository.find({ where: { accountId }, select: { id: true, name: true } })).map((t) => [t.name, t.id]));
+    const existing = new Map(
+      (await repository.find({ where: { accountId }, select: { id: true, name: true } })).map((t) => [t.name, t.id]),
+    );
     const fieldsOf = (input: TemplateInput & { type: TemplateType }) => ({
       type: input.type,
       description: input.description ?? null,
@@ -201,7 +203,8 @@ export class TemplatesService {
       variables: input.variables ?? null,
     });
     const added = upserts.filter((input) => !existing.has(input.name));
-    if (added.length) await repository.insert(added.map((input) => ({ id: newId('tpl'), accountId, name: input.name, ...fieldsOf(input) })));
+    if (added.length)
+      await repository.insert(added.map((input) => ({ id: newId('tpl'), accountId, name: input.name, ...fieldsOf(input) })));
     for (const input of upserts) {
       const id = existing.get(input.name);
       if (id) await repository.update({ id, accountId }, fieldsOf(input));

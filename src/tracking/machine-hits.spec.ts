@@ -8,12 +8,19 @@ const hit = (userAgent: string | undefined, ip = '203.0.113.7', at = later): Hit
 describe('machineReason', () => {
   it('takes a browser or mail client after the first seconds for a person', () => {
     expect(machineReason(hit(DESKTOP), sentAt)).toBeNull();
-    expect(machineReason(hit('Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148'), sentAt)).toBeNull();
+    expect(
+      machineReason(
+        hit('Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148'),
+        sentAt,
+      ),
+    ).toBeNull();
     expect(machineReason(hit('Microsoft Office/16.0 (Windows NT 10.0; Microsoft Outlook 16.0.17928; Pro)'), sentAt)).toBeNull();
   });
 
   it('flags any hit within MACHINE_WINDOW of sending, and one before the message is recorded as sent', () => {
-    expect(machineReason(hit(DESKTOP, undefined, new Date(sentAt.getTime() + MACHINE_WINDOW_MS - 1)), sentAt)).toBe('within seconds of sending');
+    expect(machineReason(hit(DESKTOP, undefined, new Date(sentAt.getTime() + MACHINE_WINDOW_MS - 1)), sentAt)).toBe(
+      'within seconds of sending',
+    );
     expect(machineReason(hit(DESKTOP, undefined, new Date(sentAt.getTime() + MACHINE_WINDOW_MS)), sentAt)).toBeNull();
     expect(machineReason(hit(DESKTOP), null)).toBe('within seconds of sending');
   });

@@ -31,7 +31,12 @@ describe('trackableLinks', () => {
     const html =
       '<p><a href="https://acme.test/a?x=1&amp;y=2">A</a> <map><area href=\'HTTP://acme.test/b\'></map>' +
       '<a title="t" HREF = http://acme.test/c>C</a><a href="&#104;ttps://acme.test/&#x64;">D</a></p>';
-    expect(trackableLinks(html, UNSUBSCRIBE)).toEqual(['https://acme.test/a?x=1&y=2', 'HTTP://acme.test/b', 'http://acme.test/c', 'https://acme.test/d']);
+    expect(trackableLinks(html, UNSUBSCRIBE)).toEqual([
+      'https://acme.test/a?x=1&y=2',
+      'HTTP://acme.test/b',
+      'http://acme.test/c',
+      'https://acme.test/d',
+    ]);
   });
 
   it('leaves out mailto:, tel:, anchors, relative and protocol-relative links, empty hrefs and the unsubscribe URL', () => {
@@ -80,7 +85,9 @@ describe('trackedContent: clicks', () => {
   it('rewrites neither the text part nor a message tracked for opens only', () => {
     const tracked = trackedContent(message('<a href="https://acme.test/">x</a>', { opens: true }), links);
     expect(tracked.html).toContain('<a href="https://acme.test/">x</a>');
-    expect(trackedContent(message('<a href="https://acme.test/">x</a>', { clicks: true }), links).text).toBe('Visit https://acme.test/plain');
+    expect(trackedContent(message('<a href="https://acme.test/">x</a>', { clicks: true }), links).text).toBe(
+      'Visit https://acme.test/plain',
+    );
   });
 
   it('gives the same bytes every time (deterministic)', () => {
@@ -128,7 +135,10 @@ describe('trackedContent: List-Unsubscribe', () => {
 
   it('adds the RFC 8058 headers for any tracking flag or a list send', () => {
     for (const tracking of [{ opens: true }, { clicks: true }, { unsubscribe: true }]) {
-      expect(trackedContent(message('<p>x</p>', tracking, { content: { ...message('', null).content, headers: { 'X-Tag': 'a' } } }), links).headers).toEqual({
+      expect(
+        trackedContent(message('<p>x</p>', tracking, { content: { ...message('', null).content, headers: { 'X-Tag': 'a' } } }), links)
+          .headers,
+      ).toEqual({
         'X-Tag': 'a',
         ...oneClick,
       });

@@ -43,7 +43,11 @@ export function trackedContent(message: TrackedMessage, links: TrackingLinks): M
   }
   let headers = content.headers;
   if ((tracked || message.listId !== null) && !Object.keys(headers).some((name) => name.toLowerCase() === 'list-unsubscribe')) {
-    headers = { ...headers, 'List-Unsubscribe': `<${links.unsubscribeUrl(message.id)}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
+    headers = {
+      ...headers,
+      'List-Unsubscribe': `<${links.unsubscribeUrl(message.id)}>`,
+      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+    };
   }
   return html === content.html && headers === content.headers ? content : { ...content, html, headers };
 }
@@ -61,7 +65,8 @@ export function trackableLinks(html: string, ownUnsubscribeUrl: string): string[
 function trackHtml(html: string, messageId: string, links: TrackingLinks, what: { clicks: boolean; opens: boolean }): string {
   const { links: found, pixelAt } = scan(html, links.unsubscribeUrl(messageId));
   const splices: { start: number; end: number; text: string }[] = [];
-  if (what.clicks) found.forEach((link, i) => splices.push({ start: link.start, end: link.end, text: escapeAttribute(links.clickUrl(messageId, i)) }));
+  if (what.clicks)
+    found.forEach((link, i) => splices.push({ start: link.start, end: link.end, text: escapeAttribute(links.clickUrl(messageId, i)) }));
   if (what.opens) {
     const at = pixelAt ?? html.length;
     splices.push({ start: at, end: at, text: pixel(links.openUrl(messageId)) });

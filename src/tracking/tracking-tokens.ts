@@ -3,7 +3,8 @@ import { Injectable } from '@nestjs/common';
 import { AppConfigService } from '../config/app-config.service';
 
 /** What a tracking link stands for: an open (`o`), a click on a message's link number `link` (`c`), an unsubscribe (`u`). */
-export type TrackingTarget = { kind: 'o'; messageId: string } | { kind: 'c'; messageId: string; link: number } | { kind: 'u'; messageId: string };
+export type TrackingTarget =
+  { kind: 'o'; messageId: string } | { kind: 'c'; messageId: string; link: number } | { kind: 'u'; messageId: string };
 
 /** 16 bytes of HMAC-SHA256: forging one is 2^128 work; the links stay short. */
 const MAC_BYTES = 16;
@@ -25,7 +26,9 @@ export class TrackingTokens {
   }
 
   token(target: TrackingTarget): string {
-    const body = Buffer.from(target.kind === 'c' ? `c:${target.messageId}:${target.link}` : `${target.kind}:${target.messageId}`).toString('base64url');
+    const body = Buffer.from(target.kind === 'c' ? `c:${target.messageId}:${target.link}` : `${target.kind}:${target.messageId}`).toString(
+      'base64url',
+    );
     return `${body}.${this.mac(body).toString('base64url')}`;
   }
 

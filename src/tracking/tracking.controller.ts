@@ -74,7 +74,11 @@ export class TrackingController {
   @ApiProduces('text/html')
   @ApiOkResponse({ description: 'An HTML page' })
   @ApiNotFoundResponse({ type: ErrorBodyDto, description: 'An unknown link (an HTML page for browsers)' })
-  async unsubscribePage(@Param('token') token: string, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<string | void> {
+  async unsubscribePage(
+    @Param('token') token: string,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<string | void> {
     try {
       const target = await this.tracking.unsubscribeTarget(token);
       res.set(PAGE_HEADERS);

@@ -34,7 +34,12 @@ export class TrackingService {
     const target = this.tokens.verify('o', token);
     const message = target && (await this.repository.findMessage(target.messageId, { html: false }));
     if (!message?.tracking?.opens) throw AppException.notFound('Tracking link');
-    await this.record(message.id, { type: 'opened', recipient: onlyRecipient(message), machine: machineReason(hit, message.sentAt) !== null, occurredAt: hit.at });
+    await this.record(message.id, {
+      type: 'opened',
+      recipient: onlyRecipient(message),
+      machine: machineReason(hit, message.sentAt) !== null,
+      occurredAt: hit.at,
+    });
   }
 
   /**

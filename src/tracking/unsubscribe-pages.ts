@@ -24,7 +24,9 @@ export function confirmPage(target: UnsubscribeTarget): string {
   const question = target.email
     ? `<p>Unsubscribe <strong>${escapeHtml(target.email)}</strong> from emails sent by ${from}?</p>`
     : `<p>This email went to several addresses. Which one should no longer get emails sent by ${from}?</p>`;
-  const field = target.email ? '' : '<label for="email">Email address</label><input id="email" name="email" type="email" required autocomplete="email">';
+  const field = target.email
+    ? ''
+    : '<label for="email">Email address</label><input id="email" name="email" type="email" required autocomplete="email">';
   return page('Unsubscribe', `${question}<form method="post">${field}<button type="submit">Unsubscribe</button></form>`);
 }
 

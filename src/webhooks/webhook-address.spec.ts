@@ -43,7 +43,15 @@ describe('refusedAddressKind', () => {
   });
 
   it('lets public unicast addresses through', () => {
-    for (const address of ['93.184.215.14', '8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '2a00:1450:4001:80b::200e']) {
+    for (const address of [
+      '93.184.215.14',
+      '8.8.8.8',
+      '1.1.1.1',
+      '172.32.0.1',
+      '100.128.0.1',
+      '2606:4700:4700::1111',
+      '2a00:1450:4001:80b::200e',
+    ]) {
       expect(refusedAddressKind(address)).toBeNull();
     }
   });

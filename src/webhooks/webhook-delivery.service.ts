@@ -60,7 +60,11 @@ const MAX_SIGNERS = 1000;
 export class WebhookDeliveryService {
   private readonly logger = new Logger(WebhookDeliveryService.name);
   private readonly loads = new MicroBatch<string, DeliveryRow | null>((ids) => this.load(ids), MAX_BATCH, MAX_CONCURRENT_BATCHES);
-  private readonly results = new MicroBatch<AttemptResult, boolean>((results) => this.writeResults(results), MAX_BATCH, MAX_CONCURRENT_BATCHES);
+  private readonly results = new MicroBatch<AttemptResult, boolean>(
+    (results) => this.writeResults(results),
+    MAX_BATCH,
+    MAX_CONCURRENT_BATCHES,
+  );
   private readonly signers = new Map<string, StandardWebhook>();
 
   constructor(
@@ -82,11 +86,23 @@ export class WebhookDeliveryService {
       : { statusCode: null, error: 'the webhook is disabled', response: null, succeeded: false, final: true };
     const durationMs = Date.now() - startedAt.getTime();
 
-    const wait = outcome.succeeded || outcome.final ? null : this.webhookQueue.retrySchedule.waitAfter(attempt - delivery.round_first_attempt + 1);
+    const wait =
+      outcome.succeeded || outcome.final ? null : this.webhookQueue.retrySchedule.waitAfter(attempt - delivery.round_first_attempt + 1);
     const status: DeliveryStatus = outcome.succeeded ? 'succeeded' : wait === null ? 'failed' : 'pending';
     const nextAttemptAt = wait === null ? null : new Date(Date.now() + wait);
     const { statusCode, error, response, succeeded } = outcome;
-    const moved = await this.results.submit({ deliveryId, attempt, status, nextAttemptAt, statusCode, startedAt, durationMs, error, response, succeeded });
+    const moved = await this.results.submit({
+      deliveryId,
+      attempt,
+      status,
+      nextAttemptAt,
+      statusCode,
+      startedAt,
+      durationMs,
+      error,
+      response,
+      succeeded,
+    });
     if (!moved || wait === null) return;
     try {
       await this.webhookQueue.add([{ deliveryId, attempt: attempt + 1, delayMs: wait }]);
@@ -171,11 +187,18 @@ export class WebhookDeliveryService {
     try {
       const url = new URL(delivery.url);
       const addresses = await this.targets.addressesOf(url, signal);
-      const body = JSON.stringify({ id: delivery.event_id, type: delivery.payload.type, timestamp: delivery.payload.timestamp, ...delivery.payload });
+      const body = JSON.stringify({
+        id: delivery.event_id,
+        type: delivery.payload.type,
+        timestamp: delivery.payload.timestamp,
+        ...delivery.payload,
+      });
       const answer = await postWebhook(url, body, this.headers(delivery, body), addresses, signal);
       if (signal.aborted) throw signal.reason;
       const succeeded = answer.statusCode >= 200 && answer.statusCode < 300;
-      const error = succeeded ? null : `HTTP ${answer.statusCode}${answer.statusCode >= 300 && answer.statusCode < 400 ? ': redirects are not followed' : ''}`;
+      const error = succeeded
+        ? null
+        : `HTTP ${answer.statusCode}${answer.statusCode >= 300 && answer.statusCode < 400 ? ': redirects are not followed' : ''}`;
       return { statusCode: answer.statusCode, error, response: storable(answer.excerpt), succeeded };
     } catch (err) {
       if (signal.aborted) return failure(`no answer within ${timeoutMs} ms`);

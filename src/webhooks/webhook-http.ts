@@ -81,7 +81,10 @@ export function postWebhook(
         const chunks: Buffer[] = [];
         let size = 0;
         const finish = () =>
-          resolve({ statusCode: response.statusCode ?? 0, excerpt: Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8') });
+          resolve({
+            statusCode: response.statusCode ?? 0,
+            excerpt: Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8'),
+          });
         response.on('data', (chunk: Buffer) => {
           chunks.push(chunk);
           size += chunk.length;

@@ -31,10 +31,14 @@ describe('WebhookTargets', () => {
   it('checks IP literals without DNS, IPv4 forms and mapped IPv6 included', async () => {
     const strict = targets(false);
     await expect(strict.addressesOf(parseWebhookUrl('http://0x7f.1/'))).rejects.toThrow('127.0.0.1 is a loopback address');
-    await expect(strict.addressesOf(parseWebhookUrl('http://[::ffff:169.254.169.254]/'))).rejects.toThrow('::ffff:a9fe:a9fe is a link-local address');
+    await expect(strict.addressesOf(parseWebhookUrl('http://[::ffff:169.254.169.254]/'))).rejects.toThrow(
+      '::ffff:a9fe:a9fe is a link-local address',
+    );
     await expect(strict.addressesOf(parseWebhookUrl('http://LocalHost./'))).rejects.toThrow('localhost. is a loopback name');
     expect(await strict.addressesOf(parseWebhookUrl('https://93.184.215.14/'))).toEqual([{ address: '93.184.215.14', family: 4 }]);
-    expect(await strict.addressesOf(parseWebhookUrl('https://[2606:4700:4700::1111]/'))).toEqual([{ address: '2606:4700:4700::1111', family: 6 }]);
+    expect(await strict.addressesOf(parseWebhookUrl('https://[2606:4700:4700::1111]/'))).toEqual([
+      { address: '2606:4700:4700::1111', family: 6 },
+    ]);
   });
 
   it('checks nothing when private networks are allowed', async () => {

@@ -24,7 +24,8 @@ export function parseWebhookUrl(raw: string): URL {
   } catch {
     throw new TargetRefused('is not a valid URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TargetRefused(`must use http or https, not ${url.protocol.slice(0, -1)}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new TargetRefused(`must use http or https, not ${url.protocol.slice(0, -1)}`);
   if (url.username || url.password) throw new TargetRefused('must not contain a user name or password');
   if (url.href.length > MAX_URL_LENGTH) throw new TargetRefused(`must be at most ${MAX_URL_LENGTH} characters once encoded`);
   return url;

@@ -2,7 +2,16 @@ import { Column, CreateDateColumn, Entity, Index, UpdateDateColumn } from 'typeo
 import { AccountOwned } from '../accounts/account-owned';
 
 /** What a webhook can subscribe to (D-23): the spec's four, then sent, complained, unsubscribed and form submissions. */
-export const WEBHOOK_EVENT_TYPES = ['delivered', 'bounced', 'opened', 'clicked', 'sent', 'complained', 'unsubscribed', 'form.submission'] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  'delivered',
+  'bounced',
+  'opened',
+  'clicked',
+  'sent',
+  'complained',
+  'unsubscribed',
+  'form.submission',
+] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** A URL of the account's that receives signed events of the types it subscribed to (D-23). */

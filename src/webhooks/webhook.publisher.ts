@@ -72,9 +72,10 @@ export class WebhookPublisher implements OnApplicationBootstrap, OnApplicationSh
         [BATCH],
       );
       if (events.length === 0) return { events, deliveryIds: [] };
-      const subscribers: SubscriberRow[] = await manager.query('SELECT id, account_id, events FROM webhooks WHERE enabled AND account_id = ANY($1)', [
-        [...new Set(events.map((e) => e.account_id))],
-      ]);
+      const subscribers: SubscriberRow[] = await manager.query(
+        'SELECT id, account_id, events FROM webhooks WHERE enabled AND account_id = ANY($1)',
+        [[...new Set(events.map((e) => e.account_id))]],
+      );
       const deliveries = events.flatMap((event) => {
         const eventId = newId('evt');
         return subscribers

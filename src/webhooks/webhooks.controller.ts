@@ -48,7 +48,10 @@ export class WebhooksController {
   @Auth(WRITE)
   @ApiOperation({ summary: 'Register a webhook', description: `The answer carries the signing secret, once. ${DELIVERY_DESCRIPTION}` })
   @ApiCreatedResponse({ type: CreatedWebhookDto })
-  @ApiBadRequestResponse({ type: ErrorBodyDto, description: 'Bad URL (not http(s), credentials, private address, does not resolve) or events' })
+  @ApiBadRequestResponse({
+    type: ErrorBodyDto,
+    description: 'Bad URL (not http(s), credentials, private address, does not resolve) or events',
+  })
   async create(@CurrentAuth() auth: AuthContext, @Body() dto: CreateWebhookDto): Promise<CreatedWebhookDto> {
     const { webhook, secret } = await this.webhooks.create(auth.accountId, dto);
     return { ...WebhookDto.from(webhook), secret };
@@ -74,7 +77,10 @@ export class WebhooksController {
 
   @Patch(':id')
   @Auth(WRITE)
-  @ApiOperation({ summary: 'Change a webhook', description: 'The fields given replace the stored ones; a new url is checked like at registration.' })
+  @ApiOperation({
+    summary: 'Change a webhook',
+    description: 'The fields given replace the stored ones; a new url is checked like at registration.',
+  })
   @ApiParam(ID_PARAM)
   @ApiOkResponse({ type: WebhookDto })
   @ApiBadRequestResponse({ type: ErrorBodyDto })
@@ -99,7 +105,8 @@ export class WebhooksController {
   @Auth(WRITE)
   @ApiOperation({
     summary: 'Rotate the signing secret',
-    description: 'Returns the new secret, once. For 24 h the old one signs too (both signatures in `webhook-signature`), so receivers can switch at leisure.',
+    description:
+      'Returns the new secret, once. For 24 h the old one signs too (both signatures in `webhook-signature`), so receivers can switch at leisure.',
   })
   @ApiParam(ID_PARAM)
   @ApiOkResponse({ type: RotatedSecretDto })
@@ -116,9 +123,20 @@ export class WebhooksController {
   @ApiOkResponse({ type: WebhookDeliveryListDto })
   @ApiBadRequestResponse({ type: ErrorBodyDto })
   @ApiNotFoundResponse({ type: ErrorBodyDto })
-  async deliveries(@CurrentAuth() auth: AuthContext, @Param('id') id: string, @Query() query: ListDeliveriesQueryDto): Promise<WebhookDeliveryListDto> {
-    const page = await this.webhooks.listDeliveries(auth.accountId, id, { limit: query.limit ?? DEFAULT_PAGE_SIZE, cursor: query.cursor, status: query.status });
-    return { deliveries: page.deliveries.map(({ delivery, attempts }) => WebhookDeliveryDto.from(delivery, attempts)), nextCursor: page.nextCursor };
+  async deliveries(
+    @CurrentAuth() auth: AuthContext,
+    @Param('id') id: string,
+    @Query() query: ListDeliveriesQueryDto,
+  ): Promise<WebhookDeliveryListDto> {
+    const page = await this.webhooks.listDeliveries(auth.accountId, id, {
+      limit: query.limit ?? DEFAULT_PAGE_SIZE,
+      cursor: query.cursor,
+      status: query.status,
+    });
+    return {
+      deliveries: page.deliveries.map(({ delivery, attempts }) => WebhookDeliveryDto.from(delivery, attempts)),
+      nextCursor: page.nextCursor,
+    };
   }
 
   @Post(':id/deliveries/:deliveryId/replay')
@@ -133,7 +151,11 @@ export class WebhooksController {
   @ApiAcceptedResponse({ type: WebhookDeliveryDto })
   @ApiNotFoundResponse({ type: ErrorBodyDto })
   @ApiConflictResponse({ type: ErrorBodyDto, description: 'The delivery is still in progress, or the webhook is disabled' })
-  async replay(@CurrentAuth() auth: AuthContext, @Param('id') id: string, @Param('deliveryId') deliveryId: string): Promise<WebhookDeliveryDto> {
+  async replay(
+    @CurrentAuth() auth: AuthContext,
+    @Param('id') id: string,
+    @Param('deliveryId') deliveryId: string,
+  ): Promise<WebhookDeliveryDto> {
     const { delivery, attempts } = await this.webhooks.replay(auth.accountId, id, deliveryId);
     return WebhookDeliveryDto.from(delivery, attempts);
   }

@@ -148,7 +148,8 @@ export class WebhooksService {
        WHERE id = $1 AND status <> 'pending' RETURNING attempts`,
       [deliveryId],
     );
-    if (rows.length === 0) throw new AppException(ErrorCode.Conflict, 'The delivery is still in progress: replay it once it has succeeded or failed');
+    if (rows.length === 0)
+      throw new AppException(ErrorCode.Conflict, 'The delivery is still in progress: replay it once it has succeeded or failed');
     // Read before queueing: the answer shows the replay accepted, not a race with its first attempt.
     const [replayed] = await this.withAttempts([await this.deliveries.findOneByOrFail({ id: deliveryId })]);
     try {

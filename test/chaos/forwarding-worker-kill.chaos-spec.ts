@@ -67,7 +67,11 @@ describe('forwarding worker killed between the 250 and delivery', () => {
     });
     const account = await createAccount(api, 'Forward kill');
     await createVerifiedDomain(api, account.accountId, DOMAIN);
-    await api.http.put(`/domains/${DOMAIN}`).set(bearer(account.adminKey)).send({ forwarding: { info: [DESTINATION] } }).expect(200);
+    await api.http
+      .put(`/domains/${DOMAIN}`)
+      .set(bearer(account.adminKey))
+      .send({ forwarding: { info: [DESTINATION] } })
+      .expect(200);
   });
 
   afterAll(async () => {
@@ -94,7 +98,11 @@ describe('forwarding worker killed between the 250 and delivery', () => {
       stdio: 'ignore',
     });
     workers.push(worker);
-    await waitUntil('the worker listening for inbound mail', async () => worker.exitCode === null && (await smtpGreets(inboundPort)), 45_000);
+    await waitUntil(
+      'the worker listening for inbound mail',
+      async () => worker.exitCode === null && (await smtpGreets(inboundPort)),
+      45_000,
+    );
     return worker;
   }
 
@@ -120,16 +128,22 @@ describe('forwarding worker killed between the 250 and delivery', () => {
     await startWorker(sink.url);
     const forwarded = await sink.waitFor((m) => m.parsed?.subject === subject, 30_000);
     expect(forwarded.envelope.rcptTo).toEqual([DESTINATION]);
-    expect(forwarded.envelope.mailFrom).toMatch(new RegExp(`^SRS0=[A-Za-z0-9+/]{4}=[A-Z2-7]{2}=origin\\.test=sender@${DOMAIN.replace(/\./g, '\\.')}$`));
+    expect(forwarded.envelope.mailFrom).toMatch(
+      new RegExp(`^SRS0=[A-Za-z0-9+/]{4}=[A-Z2-7]{2}=origin\\.test=sender@${DOMAIN.replace(/\./g, '\\.')}$`),
+    );
     // The received bytes, whole, under the trace fields Mailroom adds on top.
     expect(forwarded.raw.subarray(forwarded.raw.length - raw.length).equals(raw)).toBe(true);
-    expect(forwarded.raw.subarray(0, forwarded.raw.length - raw.length).toString('latin1')).toContain(`X-Mailroom-Loop: info@${DOMAIN}\r\n`);
+    expect(forwarded.raw.subarray(0, forwarded.raw.length - raw.length).toString('latin1')).toContain(
+      `X-Mailroom-Loop: info@${DOMAIN}\r\n`,
+    );
 
     // Once: nothing more arrives after the lost-job sweep has had time to run again.
     await new Promise((resolve) => setTimeout(resolve, 4000));
     expect(sink.messages.filter((m) => m.parsed?.subject === subject)).toHaveLength(1);
     expect(stalledSink.count).toBe(0);
-    const [row] = await api.app.get(DataSource).query(`SELECT status FROM messages WHERE inbound_message_id = $1`, [info.response.match(/inb_\w+/)![0]]);
+    const [row] = await api.app
+      .get(DataSource)
+      .query(`SELECT status FROM messages WHERE inbound_message_id = $1`, [info.response.match(/inb_\w+/)![0]]);
     expect(row.status).toBe('sent');
   }, 120_000);
 });

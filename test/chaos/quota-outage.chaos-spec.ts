@@ -29,7 +29,10 @@ describe('quotas through a Redis crash', () => {
       const domain = `${name}.quota-chaos.test`;
       await t.app
         .get(DataSource)
-        .query(`UPDATE accounts SET tier = 'enterprise', settings = $2 WHERE id = $1`, [account.accountId, { quotas: { emails_per_month: quota } }]);
+        .query(`UPDATE accounts SET tier = 'enterprise', settings = $2 WHERE id = $1`, [
+          account.accountId,
+          { quotas: { emails_per_month: quota } },
+        ]);
       await createVerifiedDomain(t, account.accountId, domain);
       tenants[name] = { ...account, domain };
     }

@@ -56,7 +56,10 @@ describe('SMTP provider failures', () => {
     expect(unexpectedAnswers(outcomes)).toEqual([]);
 
     const accepted = outcomes.filter((o) => o.status === 200);
-    const counts = await deliveredCounts(sink, accepted.map((o) => o.subject));
+    const counts = await deliveredCounts(
+      sink,
+      accepted.map((o) => o.subject),
+    );
     expect(missing(counts)).toEqual([]);
     expect(duplicated(counts)).toEqual([]);
 

@@ -46,57 +46,73 @@ describe('store outages', () => {
     await Promise.all([redis?.close(), postgres?.close(), sink?.close()]);
   });
 
-  it('keeps accepting sends through a Redis crash and delivers each accepted one once', async () => {
-    const stream = startSendStream(t.http, adminKey, `hello@${domain}`, `redis-${randomBytes(3).toString('hex')}`);
-    await new Promise((r) => setTimeout(r, 1000));
+  it(
+    'keeps accepting sends through a Redis crash and delivers each accepted one once',
+    async () => {
+      const stream = startSendStream(t.http, adminKey, `hello@${domain}`, `redis-${randomBytes(3).toString('hex')}`);
+      await new Promise((r) => setTimeout(r, 1000));
 
-    await redis.stop();
-    const outageStart = Date.now();
-    const down = await waitForReadiness(t.http, (status) => status === 503);
-    expect(down.body.checks.redis).toBe('down');
-    await new Promise((r) => setTimeout(r, 2000));
-    await redis.start();
-    const outageEnd = Date.now();
-    await waitForReadiness(t.http, (status, body) => status === 200 && body.checks.redis === 'up');
-    await new Promise((r) => setTimeout(r, 1000));
+      await redis.stop();
+      const outageStart = Date.now();
+      const down = await waitForReadiness(t.http, (status) => status === 503);
+      expect(down.body.checks.redis).toBe('down');
+      await new Promise((r) => setTimeout(r, 2000));
+      await redis.start();
+      const outageEnd = Date.now();
+      await waitForReadiness(t.http, (status, body) => status === 200 && body.checks.redis === 'up');
+      await new Promise((r) => setTimeout(r, 1000));
 
-    const outcomes = await stream.stop();
-    expect(unexpectedAnswers(outcomes)).toEqual([]);
-    const accepted = outcomes.filter((o) => o.status === 200);
-    const acceptedDuringOutage = accepted.filter((o) => o.at > outageStart + 200 && o.at < outageEnd);
-    expect(acceptedDuringOutage.length).toBeGreaterThan(10);
+      const outcomes = await stream.stop();
+      expect(unexpectedAnswers(outcomes)).toEqual([]);
+      const accepted = outcomes.filter((o) => o.status === 200);
+      const acceptedDuringOutage = accepted.filter((o) => o.at > outageStart + 200 && o.at < outageEnd);
+      expect(acceptedDuringOutage.length).toBeGreaterThan(10);
 
-    const counts = await deliveredCounts(sink, accepted.map((o) => o.subject));
-    expect(missing(counts)).toEqual([]);
-    expect(duplicated(counts)).toEqual([]);
-  }, TEST_TIMEOUT_MS);
+      const counts = await deliveredCounts(
+        sink,
+        accepted.map((o) => o.subject),
+      );
+      expect(missing(counts)).toEqual([]);
+      expect(duplicated(counts)).toEqual([]);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it('answers 503 with Retry-After while PostgreSQL restarts, and delivers each accepted message once', async () => {
-    const stream = startSendStream(t.http, adminKey, `hello@${domain}`, `postgres-${randomBytes(3).toString('hex')}`);
-    await new Promise((r) => setTimeout(r, 1000));
+  it(
+    'answers 503 with Retry-After while PostgreSQL restarts, and delivers each accepted message once',
+    async () => {
+      const stream = startSendStream(t.http, adminKey, `hello@${domain}`, `postgres-${randomBytes(3).toString('hex')}`);
+      await new Promise((r) => setTimeout(r, 1000));
 
-    await postgres.stop();
-    const down = await waitForReadiness(t.http, (status) => status === 503);
-    expect(down.body.checks.postgres).toBe('down');
-    await new Promise((r) => setTimeout(r, 2000));
-    await postgres.start();
-    await waitForReadiness(t.http, (status, body) => status === 200 && body.checks.postgres === 'up');
-    await new Promise((r) => setTimeout(r, 1000));
+      await postgres.stop();
+      const down = await waitForReadiness(t.http, (status) => status === 503);
+      expect(down.body.checks.postgres).toBe('down');
+      await new Promise((r) => setTimeout(r, 2000));
+      await postgres.start();
+      await waitForReadiness(t.http, (status, body) => status === 200 && body.checks.postgres === 'up');
+      await new Promise((r) => setTimeout(r, 1000));
 
-    const outcomes = await stream.stop();
-    expect(unexpectedAnswers(outcomes)).toEqual([]);
-    const refused = outcomes.filter((o) => o.status === 503);
-    expect(refused.length).toBeGreaterThan(0);
-    expect(refused.every((o) => o.code === 'SERVICE_UNAVAILABLE')).toBe(true);
+      const outcomes = await stream.stop();
+      expect(unexpectedAnswers(outcomes)).toEqual([]);
+      const refused = outcomes.filter((o) => o.status === 503);
+      expect(refused.length).toBeGreaterThan(0);
+      expect(refused.every((o) => o.code === 'SERVICE_UNAVAILABLE')).toBe(true);
 
-    const accepted = outcomes.filter((o) => o.status === 200);
-    const counts = await deliveredCounts(sink, accepted.map((o) => o.subject));
-    expect(missing(counts)).toEqual([]);
-    expect(duplicated(counts)).toEqual([]);
-    // The sink takes a message a moment before the worker writes its row: wait for the rows to settle.
-    const statusCounts = (): Promise<{ status: string; n: number }[]> =>
-      t.app.get(DataSource).query(`SELECT status, count(*)::int AS n FROM messages WHERE subject LIKE 'postgres-%' GROUP BY status`);
-    await waitUntil('the delivered messages’ rows', async () => (await statusCounts()).every((row) => row.status === 'sent')).catch(() => undefined);
-    expect(await statusCounts()).toEqual([{ status: 'sent', n: accepted.length }]);
-  }, TEST_TIMEOUT_MS);
+      const accepted = outcomes.filter((o) => o.status === 200);
+      const counts = await deliveredCounts(
+        sink,
+        accepted.map((o) => o.subject),
+      );
+      expect(missing(counts)).toEqual([]);
+      expect(duplicated(counts)).toEqual([]);
+      // The sink takes a message a moment before the worker writes its row: wait for the rows to settle.
+      const statusCounts = (): Promise<{ status: string; n: number }[]> =>
+        t.app.get(DataSource).query(`SELECT status, count(*)::int AS n FROM messages WHERE subject LIKE 'postgres-%' GROUP BY status`);
+      await waitUntil('the delivered messages’ rows', async () => (await statusCounts()).every((row) => row.status === 'sent')).catch(
+        () => undefined,
+      );
+      expect(await statusCounts()).toEqual([{ status: 'sent', n: accepted.length }]);
+    },
+    TEST_TIMEOUT_MS,
+  );
 });

@@ -22,7 +22,9 @@ describe('worker killed', () => {
 
   beforeAll(async () => {
     sink = await startSmtpSink();
-    api = await createTestApp({ env: { APP_ROLE: 'api', QUEUE_LOCK_MS: '1000', EMAIL_SWEEP_INTERVAL_MS: '300', EMAIL_SWEEP_AFTER_MS: '3000' } });
+    api = await createTestApp({
+      env: { APP_ROLE: 'api', QUEUE_LOCK_MS: '1000', EMAIL_SWEEP_INTERVAL_MS: '300', EMAIL_SWEEP_AFTER_MS: '3000' },
+    });
     const account = await createAccount(api, 'Kill');
     adminKey = account.adminKey;
     await createVerifiedDomain(api, account.accountId, domain);
@@ -71,7 +73,10 @@ describe('worker killed', () => {
     const accepted = outcomes.filter((o) => o.status === 200);
     expect(accepted.length).toBeGreaterThan(deliveredAtKill);
 
-    const counts = await deliveredCounts(sink, accepted.map((o) => o.subject));
+    const counts = await deliveredCounts(
+      sink,
+      accepted.map((o) => o.subject),
+    );
     expect(missing(counts)).toEqual([]);
     expect(duplicated(counts).length).toBeLessThanOrEqual(CONCURRENCY);
   });

@@ -41,7 +41,9 @@ describe('analytics', () => {
 
   beforeAll(async () => {
     sink = await startSmtpSink();
-    t = await createTestApp({ env: { SMTP_URL: sink.url, PROVIDER_WEBHOOK_SECRET: SECRET, EMAIL_RETRY_FIRST_DELAY_MS: '200', TRUST_PROXY: 'loopback' } });
+    t = await createTestApp({
+      env: { SMTP_URL: sink.url, PROVIDER_WEBHOOK_SECRET: SECRET, EMAIL_RETRY_FIRST_DELAY_MS: '200', TRUST_PROXY: 'loopback' },
+    });
     acme = await createAccount(t, 'Acme');
     other = await createAccount(t, 'Other');
     fresh = await createAccount(t, 'Fresh');
@@ -72,7 +74,10 @@ describe('analytics', () => {
   }
 
   async function send(key: string, body: Record<string, unknown>): Promise<string> {
-    const res = await t.http.post('/email/send').set(bearer(key)).send({ subject: `analytics ${randomBytes(4).toString('hex')}`, ...body });
+    const res = await t.http
+      .post('/email/send')
+      .set(bearer(key))
+      .send({ subject: `analytics ${randomBytes(4).toString('hex')}`, ...body });
     expect(res.status).toBe(200);
     return res.body.messageId;
   }
@@ -85,7 +90,10 @@ describe('analytics', () => {
   const pixelOf = (mail: ReceivedMail) => pathOf(/<img src="([^"]+)"/.exec(mail.parsed!.html as string)![1]);
   const linkOf = (mail: ReceivedMail) => pathOf(/href="([^"]+\/t\/c\/[^"]+)"/.exec(mail.parsed!.html as string)![1]);
   const unsubscribeOf = (mail: ReceivedMail) => {
-    const head = mail.raw.toString('utf8').split(/\r?\n\r?\n/)[0].replace(/\r?\n[ \t]+/g, ' ');
+    const head = mail.raw
+      .toString('utf8')
+      .split(/\r?\n\r?\n/)[0]
+      .replace(/\r?\n[ \t]+/g, ' ');
     return pathOf(/^List-Unsubscribe: <([^>]+)>/im.exec(head)![1]);
   };
 
@@ -95,7 +103,12 @@ describe('analytics', () => {
     const at = new Date();
     return t.http
       .post('/provider/events')
-      .set({ 'Content-Type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': provider.sign(id, at, payload) })
+      .set({
+        'Content-Type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': provider.sign(id, at, payload),
+      })
       .send(payload);
   };
 
@@ -138,7 +151,13 @@ describe('analytics', () => {
         html: HTML,
         tracking: { opens: true, clicks: true, unsubscribe: true },
       });
-      m2 = await send(acme.adminKey, { from: 'news@acme-analytics.test', to: address('bob'), cc: address('cy'), html: HTML, tracking: { opens: true } });
+      m2 = await send(acme.adminKey, {
+        from: 'news@acme-analytics.test',
+        to: address('bob'),
+        cc: address('cy'),
+        html: HTML,
+        tracking: { opens: true },
+      });
       m3 = await send(acme.adminKey, { from: 'news@acme-analytics.test', to: [address('dan'), address('gone')], text: 'hi' });
       m4 = await send(acme.adminKey, { from: 'news@acme-analytics.test', to: [address('eve'), address('busy')], text: 'hi' });
       acmeMessages.push(m1, m2, m3, m4);
@@ -159,7 +178,8 @@ describe('analytics', () => {
         .send({ name: 'Contact', to: address('owner'), subject: 'New message', allowedOrigins: [site], rateLimit: 1000 })
         .expect(201);
       formId = form.body.id;
-      const post = (body: Record<string, string>) => t.http.post(`/f/${formId}`).set({ Accept: 'application/json', Origin: site }).send(body).expect(200);
+      const post = (body: Record<string, string>) =>
+        t.http.post(`/f/${formId}`).set({ Accept: 'application/json', Origin: site }).send(body).expect(200);
       await post({ message: 'first' });
       await post({ message: 'second' });
       await post({ message: 'buy now', _service_honeypot: 'http://spam.example' });
@@ -188,7 +208,10 @@ describe('analytics', () => {
       await Promise.all(Array.from({ length: 10 }, () => t.http.get(pixel2).set('User-Agent', DESKTOP).expect(200)));
       // One-click unsubscribe from m1.
       await t.http.post(unsubscribeOf(mail1)).type('form').send('List-Unsubscribe=One-Click').expect(200);
-      await waitForEvents(m1, (events) => events.filter((e) => e.type === 'opened').length === 4 && events.filter((e) => e.type === 'clicked').length === 3);
+      await waitForEvents(
+        m1,
+        (events) => events.filter((e) => e.type === 'opened').length === 4 && events.filter((e) => e.type === 'clicked').length === 3,
+      );
       await waitForEvents(m2, (events) => events.filter((e) => e.type === 'opened').length === 10);
 
       // The provider reports deliveries, a complaint and a late bounce.
@@ -203,7 +226,12 @@ describe('analytics', () => {
       expect(res.body).toEqual({ received: 6, applied: 6, ignored: 0 });
 
       // Another account's activity, which Acme must never see.
-      const o1 = await send(other.adminKey, { from: 'hi@other-analytics.test', to: address('zed', otherMarker), html: HTML, tracking: { opens: true } });
+      const o1 = await send(other.adminKey, {
+        from: 'hi@other-analytics.test',
+        to: address('zed', otherMarker),
+        html: HTML,
+        tracking: { opens: true },
+      });
       const otherMail = await mailTo(address('zed', otherMarker));
       await waitForEvents(o1, (events) => events.some((e) => e.type === 'sent'), other.adminKey);
       await sentLongAgo(o1);
@@ -286,7 +314,13 @@ describe('analytics', () => {
 
     it('counts nothing in a window before anything happened', async () => {
       const res = await emailAnalytics(acme.adminKey, { from: '2026-01-01T10:30:00Z', to: '2026-01-04' }).expect(200);
-      expect(res.body).toEqual({ period: 'custom', from: '2026-01-01T10:00:00.000Z', to: '2026-01-04T00:00:00.000Z', ...ZERO_EMAIL, forwarded: 0 });
+      expect(res.body).toEqual({
+        period: 'custom',
+        from: '2026-01-01T10:00:00.000Z',
+        to: '2026-01-04T00:00:00.000Z',
+        ...ZERO_EMAIL,
+        forwarded: 0,
+      });
     });
 
     it('never includes another account’s numbers, and shows that account its own', async () => {
@@ -377,7 +411,17 @@ describe('analytics', () => {
           unsubscribes: sum('unsubscribes'),
           submissions: sum('submissions'),
           spam_blocked: sum('spam_blocked'),
-        }).toEqual({ emails_sent: 8, delivered: 4, bounced: 2, complaints: 1, opens: 12, clicks: 2, unsubscribes: 1, submissions: 2, spam_blocked: 1 });
+        }).toEqual({
+          emails_sent: 8,
+          delivered: 4,
+          bounced: 2,
+          complaints: 1,
+          opens: 12,
+          clicks: 2,
+          unsubscribes: 1,
+          submissions: 2,
+          spam_blocked: 1,
+        });
         // Everything happened today (or yesterday, if the run crossed midnight UTC): the days before are zeros.
         const { date: _date, ...first } = daily[0];
         expect(first).toEqual(ZERO_DAY);
@@ -385,7 +429,12 @@ describe('analytics', () => {
       });
 
       it('takes every name of a range, and from/to', async () => {
-        for (const [range, name, days] of [['24h', 'last_24_hours', [1, 2]], ['30d', 'last_30_days', [30]], ['last_90_days', 'last_90_days', [90]], ['90d', 'last_90_days', [90]]] as const) {
+        for (const [range, name, days] of [
+          ['24h', 'last_24_hours', [1, 2]],
+          ['30d', 'last_30_days', [30]],
+          ['last_90_days', 'last_90_days', [90]],
+          ['90d', 'last_90_days', [90]],
+        ] as const) {
           const res = await overview(acme.adminKey, { range }).expect(200);
           expect(res.body.range).toBe(name);
           expect(res.body.email).toEqual(EXPECTED);
@@ -452,11 +501,24 @@ describe('analytics', () => {
     const overviewRoute = body.paths['/analytics'].get;
     expect(email.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['from', 'period', 'to']);
     expect(overviewRoute.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['from', 'range', 'to']);
-    expect(email.parameters.find((p: { name: string }) => p.name === 'period').schema.enum).toEqual(['last_24_hours', 'last_7_days', 'last_30_days', 'last_90_days']);
+    expect(email.parameters.find((p: { name: string }) => p.name === 'period').schema.enum).toEqual([
+      'last_24_hours',
+      'last_7_days',
+      'last_30_days',
+      'last_90_days',
+    ]);
     const summary = body.components.schemas.EmailAnalyticsDto;
     expect(Object.keys(summary.properties).sort()).toEqual(['period', 'from', 'to', ...Object.keys(ZERO_EMAIL), 'forwarded'].sort());
     expect(summary.properties.delivery_rate.description).toContain('0 when nothing was sent');
-    expect(Object.keys(body.components.schemas.AnalyticsOverviewDto.properties).sort()).toEqual(['daily', 'email', 'forms', 'forwarding', 'from', 'range', 'to']);
+    expect(Object.keys(body.components.schemas.AnalyticsOverviewDto.properties).sort()).toEqual([
+      'daily',
+      'email',
+      'forms',
+      'forwarding',
+      'from',
+      'range',
+      'to',
+    ]);
   });
 
   describe('validation', () => {
@@ -473,7 +535,10 @@ describe('analytics', () => {
         { field: 'period', message: 'period must be one of last_24_hours, last_7_days, last_30_days, last_90_days (or give from and to)' },
       ]);
       expectInvalid(await overview(acme.adminKey, { range: '1y' }), [
-        { field: 'range', message: 'range must be one of last_24_hours, last_7_days, last_30_days, last_90_days, 24h, 7d, 30d, 90d (or give from and to)' },
+        {
+          field: 'range',
+          message: 'range must be one of last_24_hours, last_7_days, last_30_days, last_90_days, 24h, 7d, 30d, 90d (or give from and to)',
+        },
       ]);
     });
 

@@ -31,7 +31,10 @@ describe('API keys and authentication', () => {
 
     it.each(routes)('%s %s: usage and public keys get 403, no credential 401', async (method, path, body) => {
       const call = (headers: Record<string, string>) =>
-        (t.http as any)[method](path).set(headers).send(body ?? undefined);
+        (t.http as any)
+          [method](path)
+          .set(headers)
+          .send(body ?? undefined);
       const noKey = await call({});
       expect(noKey.status).toBe(401);
       expect(noKey.body.error.code).toBe('AUTH_MISSING');
@@ -43,7 +46,10 @@ describe('API keys and authentication', () => {
     });
 
     it.each(routes)('%s %s: an admin key of the operator account is let in', async (method, path, body) => {
-      const res = await (t.http as any)[method](path).set(bearer(t.operatorKey)).send(body ?? undefined);
+      const res = await (t.http as any)
+        [method](path)
+        .set(bearer(t.operatorKey))
+        .send(body ?? undefined);
       expect([200, 201, 404]).toContain(res.status);
       if (res.status === 404) expect(path).toBe('/api-keys/key_doesnotexist');
     });
@@ -115,7 +121,12 @@ describe('API keys and authentication', () => {
         .set(bearer(adminKey))
         .send({ name: 'Site', keyType: 'public', domainScope: 'Shop.Example.com' })
         .expect(201);
-      expect(res.body.apiKey).toMatchObject({ keyType: 'public', domainScope: 'shop.example.com', permissions: ['forms.send'], rateLimit: 100 });
+      expect(res.body.apiKey).toMatchObject({
+        keyType: 'public',
+        domainScope: 'shop.example.com',
+        permissions: ['forms.send'],
+        rateLimit: 100,
+      });
       expect(res.body.apiKey.key).toMatch(/^svc_pk_[0-9a-f]{8}_[0-9a-f]{64}$/);
     });
 
@@ -125,7 +136,14 @@ describe('API keys and authentication', () => {
         .set(bearer(adminKey))
         .send({ name: 'k', keyType: 'admin', permissions: ['forms', 'domains', 'email.send'] })
         .expect(201);
-      expect(res.body.apiKey.permissions).toEqual(['email.send', 'forms.send', 'forms.read', 'forms.write', 'domains.read', 'domains.write']);
+      expect(res.body.apiKey.permissions).toEqual([
+        'email.send',
+        'forms.send',
+        'forms.read',
+        'forms.write',
+        'domains.read',
+        'domains.write',
+      ]);
     });
 
     it.each([
@@ -148,9 +166,17 @@ describe('API keys and authentication', () => {
     });
 
     it('infers the key type from the permissions on POST /auth/keys', async () => {
-      const usage = await t.http.post('/auth/keys').set(bearer(adminKey)).send({ name: 'ci', permissions: ['email.send'] }).expect(201);
+      const usage = await t.http
+        .post('/auth/keys')
+        .set(bearer(adminKey))
+        .send({ name: 'ci', permissions: ['email.send'] })
+        .expect(201);
       expect(usage.body.apiKey).toMatchObject({ keyType: 'usage', permissions: ['email.send'] });
-      const admin = await t.http.post('/auth/keys').set(bearer(adminKey)).send({ name: 'ops', permissions: ['domains'] }).expect(201);
+      const admin = await t.http
+        .post('/auth/keys')
+        .set(bearer(adminKey))
+        .send({ name: 'ops', permissions: ['domains'] })
+        .expect(201);
       expect(admin.body.apiKey).toMatchObject({ keyType: 'admin', permissions: ['domains.read', 'domains.write'] });
       expect(admin.body.apiKey.key).toMatch(/^svc_sk_admin_/);
     });
@@ -165,7 +191,10 @@ describe('API keys and authentication', () => {
 
   describe('restrictions', () => {
     it('ip_whitelist: 403 IP_NOT_ALLOWED outside the list, through inside it', async () => {
-      const outside = await createKey(t, adminKey, { keyType: 'admin', restrictions: { ip_whitelist: ['203.0.113.0/24', '2001:db8::/32'] } });
+      const outside = await createKey(t, adminKey, {
+        keyType: 'admin',
+        restrictions: { ip_whitelist: ['203.0.113.0/24', '2001:db8::/32'] },
+      });
       const res = await t.http.get('/api-keys').set(bearer(outside.key));
       expect(res.status).toBe(403);
       expect(res.body.error.code).toBe('IP_NOT_ALLOWED');

@@ -66,9 +66,18 @@ describe('billing', () => {
     });
 
     const customer = await customerFor(adminKey, accountId);
-    expect(customer).toEqual({ id: expect.stringMatching(/^cus_[0-9A-Za-z]{22}$/), email: 'billing@acme.example', name: 'Acme Ltd', created_at: anyTime });
+    expect(customer).toEqual({
+      id: expect.stringMatching(/^cus_[0-9A-Za-z]{22}$/),
+      email: 'billing@acme.example',
+      name: 'Acme Ltd',
+      created_at: anyTime,
+    });
     const again = await post(adminKey, 'customer', { tenantId: accountId, email: 'other@acme.example', name: 'Other' }).expect(409);
-    expect(again.body.error).toEqual({ code: 'CONFLICT', message: `Tenant ${accountId} has a billing customer already`, details: { customerId: customer.id } });
+    expect(again.body.error).toEqual({
+      code: 'CONFLICT',
+      message: `Tenant ${accountId} has a billing customer already`,
+      details: { customerId: customer.id },
+    });
 
     const unknownPlan = await post(adminKey, 'subscription', { tenantId: accountId, plan: 'gold' }).expect(400);
     expect(unknownPlan.body.error).toEqual({
@@ -95,23 +104,42 @@ describe('billing', () => {
     const second = await post(adminKey, 'subscription', { tenantId: accountId, plan: 'scale' }).expect(409);
     expect(second.body.error).toMatchObject({ code: 'CONFLICT', details: { subscriptionId: subscription.id } });
 
-    const changed = await t.http.patch('/api/billing/subscription/change').set(bearer(adminKey)).send({ tenantId: accountId, newPlan: 'developer' }).expect(200);
+    const changed = await t.http
+      .patch('/api/billing/subscription/change')
+      .set(bearer(adminKey))
+      .send({ tenantId: accountId, newPlan: 'developer' })
+      .expect(200);
     expect(changed.body).toEqual({ ...subscription, plan: 'developer' });
-    const same = await t.http.patch('/api/billing/subscription/change').set(bearer(adminKey)).send({ tenantId: accountId, newPlan: 'developer' }).expect(200);
+    const same = await t.http
+      .patch('/api/billing/subscription/change')
+      .set(bearer(adminKey))
+      .send({ tenantId: accountId, newPlan: 'developer' })
+      .expect(200);
     expect(same.body).toEqual(changed.body);
-    const badChange = await t.http.patch('/api/billing/subscription/change').set(bearer(adminKey)).send({ tenantId: accountId, newPlan: 'gold' }).expect(400);
-    expect(badChange.body.error.details.fields).toEqual([{ field: 'newPlan', message: 'newPlan must be one of the following values: starter, developer, scale' }]);
+    const badChange = await t.http
+      .patch('/api/billing/subscription/change')
+      .set(bearer(adminKey))
+      .send({ tenantId: accountId, newPlan: 'gold' })
+      .expect(400);
+    expect(badChange.body.error.details.fields).toEqual([
+      { field: 'newPlan', message: 'newPlan must be one of the following values: starter, developer, scale' },
+    ]);
     expect(await whoamiPlan(adminKey)).toBe('pro');
 
     // Three accepted recipients are metered as they are accepted, with quotas off (QUOTAS_ENABLED=false here).
     const send = (to: string[]) =>
-      t.http.post('/email/send').set(bearer(adminKey)).send({ from: `hello@${domain}`, to, subject: 'Hi', text: 'Hello' }).expect(200);
+      t.http
+        .post('/email/send')
+        .set(bearer(adminKey))
+        .send({ from: `hello@${domain}`, to, subject: 'Hi', text: 'Hello' })
+        .expect(200);
     await send(['ada@example.org', 'bob@example.org']);
     await send(['cy@example.org']);
     // A month that is over: in the total, not in the current period.
-    await db.query(`INSERT INTO account_usage_hourly (account_id, hour, emails, submissions) VALUES ($1, date_trunc('month', now(), 'UTC') - interval '40 days', 1000, 0)`, [
-      accountId,
-    ]);
+    await db.query(
+      `INSERT INTO account_usage_hourly (account_id, hour, emails, submissions) VALUES ($1, date_trunc('month', now(), 'UTC') - interval '40 days', 1000, 0)`,
+      [accountId],
+    );
 
     const reported = await post(adminKey, 'usage', { tenantId: accountId, emailCount: 10 }).expect(200);
     expect(reported.body).toEqual({ emailsRecorded: 10, currentPeriodEmails: 13, includedEmails: 50_000, overage: 0, plan: 'developer' });
@@ -132,7 +160,13 @@ describe('billing', () => {
 
     // Past the included emails: 51,500 in the month, 1,500 over at 1.00 per 1,000.
     const over = await post(adminKey, 'usage', { tenantId: accountId, emailCount: 51_487 }).expect(200);
-    expect(over.body).toEqual({ emailsRecorded: 51_487, currentPeriodEmails: 51_500, includedEmails: 50_000, overage: 1500, plan: 'developer' });
+    expect(over.body).toEqual({
+      emailsRecorded: 51_487,
+      currentPeriodEmails: 51_500,
+      includedEmails: 50_000,
+      overage: 1500,
+      plan: 'developer',
+    });
     const billed = (await info(adminKey, accountId).expect(200)).body;
     expect(billed.currentPeriod).toEqual({ emailsSent: 51_500, emailsIncluded: 50_000, overage: 1500, overageCost: 1.5 });
     expect(billed.totalEmailsSent).toBe(52_500);
@@ -152,11 +186,21 @@ describe('billing', () => {
     });
     const none = await t.http.delete('/api/billing/subscription').set(bearer(adminKey)).query({ tenantId: accountId }).expect(404);
     expect(none.body.error).toEqual({ code: 'NOT_FOUND', message: `Tenant ${accountId} has no active subscription` });
-    await t.http.patch('/api/billing/subscription/change').set(bearer(adminKey)).send({ tenantId: accountId, newPlan: 'scale' }).expect(404);
+    await t.http
+      .patch('/api/billing/subscription/change')
+      .set(bearer(adminKey))
+      .send({ tenantId: accountId, newPlan: 'scale' })
+      .expect(404);
 
     // A new subscription after a cancel is a new one.
     const renewed = await post(adminKey, 'subscription', { tenantId: accountId, plan: 'scale' }).expect(201);
-    expect(renewed.body).toEqual({ id: expect.stringMatching(/^subs_/), customer_id: customer.id, plan: 'scale', status: 'active', created_at: anyTime });
+    expect(renewed.body).toEqual({
+      id: expect.stringMatching(/^subs_/),
+      customer_id: customer.id,
+      plan: 'scale',
+      status: 'active',
+      created_at: anyTime,
+    });
     expect(renewed.body.id).not.toBe(subscription.id);
     expect(await whoamiPlan(adminKey)).toBe('pro');
   });
@@ -179,8 +223,15 @@ describe('billing', () => {
     expect(fromBody.body).toMatchObject({ tenantId: accountId, plan: 'free' });
 
     const neither = await t.http.get('/api/billing/info').set(bearer(adminKey)).expect(400);
-    expect(neither.body.error.details.fields).toEqual([{ field: 'tenantId', message: 'tenantId is required, in the JSON body or the query' }]);
-    const both = await t.http.get('/api/billing/info').set(bearer(adminKey)).query({ tenantId: 'acc_other' }).send({ tenantId: accountId }).expect(400);
+    expect(neither.body.error.details.fields).toEqual([
+      { field: 'tenantId', message: 'tenantId is required, in the JSON body or the query' },
+    ]);
+    const both = await t.http
+      .get('/api/billing/info')
+      .set(bearer(adminKey))
+      .query({ tenantId: 'acc_other' })
+      .send({ tenantId: accountId })
+      .expect(400);
     expect(both.body.error.details.fields).toEqual([{ field: 'tenantId', message: 'the body and the query name different tenants' }]);
 
     await customerFor(adminKey, accountId);
@@ -226,12 +277,25 @@ describe('billing', () => {
     const tenant = await createAccount(t, 'Billed by the operator');
     const customer = await customerFor(t.operatorKey, tenant.accountId);
     const created = await post(t.operatorKey, 'subscription', { tenantId: tenant.accountId, plan: 'scale' }).expect(201);
-    expect(created.body).toEqual({ id: expect.any(String), customer_id: customer.id, plan: 'scale', status: 'active', created_at: anyTime });
+    expect(created.body).toEqual({
+      id: expect.any(String),
+      customer_id: customer.id,
+      plan: 'scale',
+      status: 'active',
+      created_at: anyTime,
+    });
     expect(await whoamiPlan(tenant.adminKey)).toBe('pro');
     const usage = await post(t.operatorKey, 'usage', { tenantId: tenant.accountId, emailCount: 5 }).expect(200);
     expect(usage.body).toEqual({ emailsRecorded: 5, currentPeriodEmails: 5, includedEmails: 250_000, overage: 0, plan: 'scale' });
-    expect((await info(t.operatorKey, tenant.accountId).expect(200)).body).toMatchObject({ tenantId: tenant.accountId, plan: 'scale', monthlyFee: 90 });
-    expect((await info(tenant.adminKey, tenant.accountId).expect(200)).body).toMatchObject({ plan: 'scale', currentPeriod: { emailsSent: 5 } });
+    expect((await info(t.operatorKey, tenant.accountId).expect(200)).body).toMatchObject({
+      tenantId: tenant.accountId,
+      plan: 'scale',
+      monthlyFee: 90,
+    });
+    expect((await info(tenant.adminKey, tenant.accountId).expect(200)).body).toMatchObject({
+      plan: 'scale',
+      currentPeriod: { emailsSent: 5 },
+    });
     await t.http.delete('/api/billing/subscription').set(bearer(t.operatorKey)).send({ tenantId: tenant.accountId }).expect(200);
     expect(await whoamiPlan(tenant.adminKey)).toBe('free');
 
@@ -240,11 +304,21 @@ describe('billing', () => {
 
     // The operator account is enterprise: a subscription bills it but leaves its tier alone.
     const operatorId = (await t.http.get('/auth/whoami').set(bearer(t.operatorKey)).expect(200)).body.accountId;
-    expect((await info(t.operatorKey, operatorId).expect(200)).body).toMatchObject({ plan: 'enterprise', status: 'none', monthlyFee: 0, includedEmails: null });
+    expect((await info(t.operatorKey, operatorId).expect(200)).body).toMatchObject({
+      plan: 'enterprise',
+      status: 'none',
+      monthlyFee: 0,
+      includedEmails: null,
+    });
     await customerFor(t.operatorKey, operatorId);
     await post(t.operatorKey, 'subscription', { tenantId: operatorId, plan: 'starter' }).expect(201);
     expect(await whoamiPlan(t.operatorKey)).toBe('enterprise');
-    expect((await info(t.operatorKey, operatorId).expect(200)).body).toMatchObject({ plan: 'starter', status: 'active', monthlyFee: 10, includedEmails: 10_000 });
+    expect((await info(t.operatorKey, operatorId).expect(200)).body).toMatchObject({
+      plan: 'starter',
+      status: 'active',
+      monthlyFee: 10,
+      includedEmails: 10_000,
+    });
     await t.http.delete('/api/billing/subscription').set(bearer(t.operatorKey)).send({ tenantId: operatorId }).expect(200);
     expect(await tierOf(operatorId)).toBe('enterprise');
   });
@@ -294,8 +368,14 @@ describe('billing', () => {
     const hostile = [
       t.http.get('/api/billing/info').set(bearer(adminKey)).set('Content-Type', 'application/json').send('[1, 2]'),
       t.http.delete('/api/billing/subscription').set(bearer(adminKey)).set('Content-Type', 'application/json').send('[]'),
-      t.http.get('/api/billing/info').set(bearer(adminKey)).query({ tenantId: [accountId, accountId] }),
-      t.http.get('/api/billing/info').set(bearer(adminKey)).send({ tenantId: { $ne: null } }),
+      t.http
+        .get('/api/billing/info')
+        .set(bearer(adminKey))
+        .query({ tenantId: [accountId, accountId] }),
+      t.http
+        .get('/api/billing/info')
+        .set(bearer(adminKey))
+        .send({ tenantId: { $ne: null } }),
       post(adminKey, 'usage', [{ tenantId: accountId, emailCount: 1 }]),
       post(adminKey, 'customer', { tenantId: accountId, email: 'a@b.example', name: 'x'.repeat(201) }),
       post(adminKey, 'subscription', { tenantId: 'acc_\u0000', plan: 'starter' }),
@@ -307,7 +387,12 @@ describe('billing', () => {
 
   it('records a reported usage once per Idempotency-Key', async () => {
     const { accountId, adminKey } = await createAccount(t, 'Idempotent usage');
-    const report = () => t.http.post('/api/billing/usage').set(bearer(adminKey)).set('Idempotency-Key', 'report-1').send({ tenantId: accountId, emailCount: 40 });
+    const report = () =>
+      t.http
+        .post('/api/billing/usage')
+        .set(bearer(adminKey))
+        .set('Idempotency-Key', 'report-1')
+        .send({ tenantId: accountId, emailCount: 40 });
     const first = await report().expect(200);
     const replay = await report().expect(200);
     expect(replay.headers['idempotent-replayed']).toBe('true');
@@ -319,7 +404,9 @@ describe('billing', () => {
     const { accountId, adminKey } = await createAccount(t, 'Race');
     await customerFor(adminKey, accountId);
     for (let round = 0; round < 3; round++) {
-      const results = await Promise.all(['starter', 'developer'].map((plan) => post(adminKey, 'subscription', { tenantId: accountId, plan })));
+      const results = await Promise.all(
+        ['starter', 'developer'].map((plan) => post(adminKey, 'subscription', { tenantId: accountId, plan })),
+      );
       expect(results.map((res) => res.status).sort()).toEqual([201, 409]);
       expect(results.find((res) => res.status === 409)!.body.error.code).toBe('CONFLICT');
       const active = await db.query(`SELECT id FROM billing_subscriptions WHERE account_id = $1 AND status = 'active'`, [accountId]);

@@ -74,11 +74,7 @@ describe('collections', () => {
 
   it('links a collection to a project of the account only', async () => {
     const project = await t.http.post('/projects').set(bearer(adminA)).send({ name: 'Main' }).expect(201);
-    const linked = await t.http
-      .post('/collections')
-      .set(bearer(adminA))
-      .send({ slug: 'linked', projectId: project.body.id })
-      .expect(201);
+    const linked = await t.http.post('/collections').set(bearer(adminA)).send({ slug: 'linked', projectId: project.body.id }).expect(201);
     expect(linked.body).toMatchObject({ slug: 'linked', name: 'linked', projectId: project.body.id, forms: {} });
     await t.http.post('/collections').set(bearer(adminB)).send({ slug: 'stolen', projectId: project.body.id }).expect(404);
     await t.http.post('/collections').set(bearer(adminA)).send({ slug: 'ghost', projectId: 'prj_unknown' }).expect(404);

@@ -74,7 +74,11 @@ describe('mailroom command line (push, plan, export)', () => {
   it('shows a change in colour with its field before and after, and exits 2 in dry-run mode', async () => {
     const file = join(dir, 'changed.yml');
     await writeFile(file, 'domains:\n  example.com:\n    forwarding:\n      info: [someone@example.net]\n');
-    const run = await mailroom(['push', file, '--dry-run', '--url', env.MAILROOM_URL], { MAILROOM_API_KEY: env.MAILROOM_API_KEY, NO_COLOR: undefined, FORCE_COLOR: '1' });
+    const run = await mailroom(['push', file, '--dry-run', '--url', env.MAILROOM_URL], {
+      MAILROOM_API_KEY: env.MAILROOM_API_KEY,
+      NO_COLOR: undefined,
+      FORCE_COLOR: '1',
+    });
     expect(run.code).toBe(2);
     expect(run.stdout).toContain('\u001b[33m~ update\u001b[39m');
     expect(run.stdout).toContain('["owner@example.org"] → ["someone@example.net"]');
@@ -83,7 +87,10 @@ describe('mailroom command line (push, plan, export)', () => {
 
   it('exits 1 naming every problem of an invalid file by its path, and when it cannot run at all', async () => {
     const file = join(dir, 'invalid.yml');
-    await writeFile(file, 'domains:\n  example.com:\n    forms:\n      contact: { to: nobody }\nsettings: { global_limits: { hourly: 0 } }\n');
+    await writeFile(
+      file,
+      'domains:\n  example.com:\n    forms:\n      contact: { to: nobody }\nsettings: { global_limits: { hourly: 0 } }\n',
+    );
     const invalid = await mailroom(['push', file], env);
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toContain('Error 400 VALIDATION_FAILED');
@@ -93,11 +100,20 @@ describe('mailroom command line (push, plan, export)', () => {
     const broken = join(dir, 'broken.yml');
     await writeFile(broken, 'domains: [\n');
     expect(await mailroom(['plan', broken], env)).toMatchObject({ code: 1, stderr: expect.stringContaining('is not valid YAML or JSON') });
-    expect(await mailroom(['plan', join(dir, 'missing.yml')], env)).toMatchObject({ code: 1, stderr: expect.stringContaining('no such file') });
-    expect(await mailroom(['plan', EXAMPLE], { MAILROOM_URL: env.MAILROOM_URL })).toMatchObject({ code: 1, stderr: expect.stringContaining('MAILROOM_API_KEY') });
+    expect(await mailroom(['plan', join(dir, 'missing.yml')], env)).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('no such file'),
+    });
+    expect(await mailroom(['plan', EXAMPLE], { MAILROOM_URL: env.MAILROOM_URL })).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('MAILROOM_API_KEY'),
+    });
     const wrongKey = await mailroom(['plan', EXAMPLE], { ...env, MAILROOM_API_KEY: 'svc_sk_admin_' + '0'.repeat(64) });
     expect(wrongKey).toMatchObject({ code: 1, stderr: expect.stringContaining('Error 401') });
-    expect(await mailroom(['plan', EXAMPLE], { ...env, MAILROOM_URL: 'http://127.0.0.1:1' })).toMatchObject({ code: 1, stderr: expect.stringContaining('Cannot reach Mailroom') });
+    expect(await mailroom(['plan', EXAMPLE], { ...env, MAILROOM_URL: 'http://127.0.0.1:1' })).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('Cannot reach Mailroom'),
+    });
   });
 
   it('is the package’s bin: `mailroom --help` lists its commands', async () => {

@@ -28,7 +28,11 @@ describe('declarative configuration (PUT /config, GET /config)', () => {
     await sink.close();
   });
 
-  const push = (key: string, file: unknown, query = '') => t.http.put(`/config${query}`).set(bearer(key)).send(file as object);
+  const push = (key: string, file: unknown, query = '') =>
+    t.http
+      .put(`/config${query}`)
+      .set(bearer(key))
+      .send(file as object);
   const paths = (changes: Change[], action?: string) => changes.filter((c) => !action || c.action === action).map((c) => c.path);
 
   it('plans the example file without applying anything', async () => {
@@ -53,7 +57,12 @@ describe('declarative configuration (PUT /config, GET /config)', () => {
     );
     expect(plan.body.summary).toEqual({ create: 13, update: 0, delete: 0 });
     const rule = plan.body.changes.find((c: Change) => c.path === 'domains.example.com.forwarding.info');
-    expect(rule).toEqual({ action: 'create', kind: 'forwarding', path: 'domains.example.com.forwarding.info', changes: [{ field: 'to', before: null, after: ['owner@example.org'] }] });
+    expect(rule).toEqual({
+      action: 'create',
+      kind: 'forwarding',
+      path: 'domains.example.com.forwarding.info',
+      changes: [{ field: 'to', before: null, after: ['owner@example.org'] }],
+    });
 
     expect((await t.http.get('/config').set(bearer(admin)).expect(200)).body).toEqual({});
     expect((await t.http.get('/domains').set(bearer(admin)).expect(200)).body.count).toBe(0);
@@ -65,11 +74,18 @@ describe('declarative configuration (PUT /config, GET /config)', () => {
 
     const domain = await t.http.get('/domains/example.com').set(bearer(admin)).expect(200);
     expect(domain.body.status).toBe('verified');
-    expect(domain.body.settings.forwarding).toEqual({ info: ['owner@example.org'], sales: ['owner@example.org', 'sales-team@example.org'], '*': ['catchall@example.org'] });
+    expect(domain.body.settings.forwarding).toEqual({
+      info: ['owner@example.org'],
+      sales: ['owner@example.org', 'sales-team@example.org'],
+      '*': ['catchall@example.org'],
+    });
     const resolve = await t.http.get('/domains/example.com/forwarding/resolve?address=info@example.com').set(bearer(admin)).expect(200);
     expect(resolve.body.destinations).toEqual(['owner@example.org']);
     const collection = await t.http.get('/collections/website/forms/newsletter').set(bearer(admin)).expect(200);
-    expect(collection.body.settings).toMatchObject({ recipients: ['marketing@example.com', 'growth@example.com'], requiredFields: ['email'] });
+    expect(collection.body.settings).toMatchObject({
+      recipients: ['marketing@example.com', 'growth@example.com'],
+      requiredFields: ['email'],
+    });
     const template = await t.http.get('/email/templates/contact-notification').set(bearer(admin)).expect(200);
     expect(template.body).toMatchObject({ type: 'form', variables: { team: 'Acme support' } });
     expect(template.body.html).toBe(await readFile(join(__dirname, '../../examples/templates/contact-notification.html'), 'utf8'));
@@ -126,7 +142,8 @@ describe('declarative configuration (PUT /config, GET /config)', () => {
 
     const kept = await push(admin, changed).expect(200);
     expect(kept.body.summary).toEqual({ create: 0, update: 2, delete: 0 });
-    const collectionSlugs = async () => (await t.http.get('/collections').set(bearer(admin)).expect(200)).body.collections.map((c: { slug: string }) => c.slug);
+    const collectionSlugs = async () =>
+      (await t.http.get('/collections').set(bearer(admin)).expect(200)).body.collections.map((c: { slug: string }) => c.slug);
     expect(await collectionSlugs()).toEqual(['website']);
 
     const pruned = await push(admin, changed, '?prune=true').expect(200);

@@ -147,7 +147,11 @@ describe('domains', () => {
     const taken = await t.http.post('/domains').set(bearer(adminB)).send({ domain: 'shared.test' }).expect(409);
     expect(taken.body.error).toMatchObject({ code: 'CONFLICT', message: 'The domain shared.test is verified by another account' });
     await t.http.get('/domains/shared.test').set(bearer(adminB)).expect(404);
-    await t.http.put('/domains/shared.test').set(bearer(adminB)).send({ contactRecipients: ['x@example.net'] }).expect(404);
+    await t.http
+      .put('/domains/shared.test')
+      .set(bearer(adminB))
+      .send({ contactRecipients: ['x@example.net'] })
+      .expect(404);
     await t.http.delete('/domains/shared.test').set(bearer(adminB)).expect(404);
     const notFound = await verifyDomain(adminB, 'shared.test').expect(404);
     expect(notFound.body.error.code).toBe('NOT_FOUND');
@@ -347,5 +351,4 @@ describe('domains', () => {
       await t.http.post('/domains/verify').set(bearer(readOnly)).send({ domain: 'matrix.test' }).expect(403);
     });
   });
-
 });

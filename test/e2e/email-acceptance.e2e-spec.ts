@@ -41,7 +41,9 @@ describe('email acceptance', () => {
       .send({ from: `hello@${who.domain}`, to: 'ada@example.org', text: 'x', ...body });
 
   async function messagesWithSubject(subject: string): Promise<number> {
-    const rows: { n: number }[] = await t.app.get(DataSource).query('SELECT count(*)::int AS n FROM messages WHERE subject = $1', [subject]);
+    const rows: { n: number }[] = await t.app
+      .get(DataSource)
+      .query('SELECT count(*)::int AS n FROM messages WHERE subject = $1', [subject]);
     return rows[0].n;
   }
 
@@ -58,7 +60,17 @@ describe('email acceptance', () => {
       pendingRecipients: ['ada@example.org'],
       suppressedRecipients: [],
       headerMessageId: `<${id}@one.acme.test>`,
-      content: { from: { name: '', address: 'hello@one.acme.test' }, to: [], cc: [], replyTo: [], subject: 'row', text, headers: {}, attachments: [], date: new Date().toISOString() },
+      content: {
+        from: { name: '', address: 'hello@one.acme.test' },
+        to: [],
+        cc: [],
+        replyTo: [],
+        subject: 'row',
+        text,
+        headers: {},
+        attachments: [],
+        date: new Date().toISOString(),
+      },
       priority: 'normal',
       scheduledFor: null,
       tracking: null,
@@ -71,9 +83,13 @@ describe('email acceptance', () => {
     const repository = t.app.get(EmailRepository);
     const [one, two] = accounts;
     const rows = [messageRow(one.accountId, 'fine'), messageRow(two.accountId, 'nul \u0000 here'), messageRow(two.accountId, 'fine too')];
-    const results = await Promise.allSettled(rows.map((row) => repository.insert({ messages: [{ message: row, events: [{ type: 'queued' }] }] })));
+    const results = await Promise.allSettled(
+      rows.map((row) => repository.insert({ messages: [{ message: row, events: [{ type: 'queued' }] }] })),
+    );
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    const stored: { id: string }[] = await t.app.get(DataSource).query('SELECT id FROM messages WHERE id = ANY($1)', [rows.map((r) => r.id)]);
+    const stored: { id: string }[] = await t.app
+      .get(DataSource)
+      .query('SELECT id FROM messages WHERE id = ANY($1)', [rows.map((r) => r.id)]);
     expect(stored.map((r) => r.id).sort()).toEqual([rows[0].id, rows[2].id].sort());
   });
 

@@ -27,9 +27,15 @@ describe('POST /email/batch', () => {
   });
 
   const batch = (body: object, headers: Record<string, string> = {}) =>
-    t.http.post('/email/batch').set(bearer(usageKey)).set(headers).send({ from: `Acme <hello@${domain}>`, ...body });
+    t.http
+      .post('/email/batch')
+      .set(bearer(usageKey))
+      .set(headers)
+      .send({ from: `Acme <hello@${domain}>`, ...body });
   const messagesWith = async (subjectPrefix: string): Promise<number> => {
-    const rows: { n: number }[] = await t.app.get(DataSource).query('SELECT count(*)::int AS n FROM messages WHERE subject LIKE $1', [`${subjectPrefix}%`]);
+    const rows: { n: number }[] = await t.app
+      .get(DataSource)
+      .query('SELECT count(*)::int AS n FROM messages WHERE subject LIKE $1', [`${subjectPrefix}%`]);
     return rows[0].n;
   };
 
@@ -42,7 +48,12 @@ describe('POST /email/batch', () => {
     await t.http
       .post('/email/templates')
       .set(bearer(adminKey))
-      .send({ name: tag, subject: `${tag} {{name}}`, text: 'Hi {{name}}, your plan is {{plan}}. {{unsubscribeUrl}}', html: '<p>{{plan}} for {{email}}</p>' })
+      .send({
+        name: tag,
+        subject: `${tag} {{name}}`,
+        text: 'Hi {{name}}, your plan is {{plan}}. {{unsubscribeUrl}}',
+        html: '<p>{{plan}} for {{email}}</p>',
+      })
       .expect(201);
     const recipients = [
       { email: 'ada@example.org', name: 'Ada', variables: { plan: 'Pro' } },
@@ -101,10 +112,19 @@ describe('POST /email/batch', () => {
     const res = await batch({
       subject: `${tag} {{name}}`,
       text: 'x',
-      recipients: [{ email: 'ada@example.org' }, { email: 'not an address' }, { email: 'grace@example.org', name: 'Bad\nName' }, { email: 'linus@' }],
+      recipients: [
+        { email: 'ada@example.org' },
+        { email: 'not an address' },
+        { email: 'grace@example.org', name: 'Bad\nName' },
+        { email: 'linus@' },
+      ],
     }).expect(400);
     expect(res.body.error.code).toBe('VALIDATION_FAILED');
-    expect(res.body.error.details.fields.map((f: { field: string }) => f.field)).toEqual(['recipients[1].email', 'recipients[2].name', 'recipients[3].email']);
+    expect(res.body.error.details.fields.map((f: { field: string }) => f.field)).toEqual([
+      'recipients[1].email',
+      'recipients[2].name',
+      'recipients[3].email',
+    ]);
     expect(await messagesWith(tag)).toBe(0);
   });
 
@@ -139,7 +159,12 @@ describe('POST /email/batch', () => {
   it('schedules every message of a scheduled batch', async () => {
     const tag = `scheduled-${randomBytes(4).toString('hex')}`;
     const at = new Date(Date.now() + 3600_000).toISOString();
-    const res = await batch({ subject: tag, text: 'x', scheduleFor: at, recipients: [{ email: 'a@example.org' }, { email: 'b@example.org' }] }).expect(200);
+    const res = await batch({
+      subject: tag,
+      text: 'x',
+      scheduleFor: at,
+      recipients: [{ email: 'a@example.org' }, { email: 'b@example.org' }],
+    }).expect(200);
     expect(res.body.data.map((d: { status: string }) => d.status)).toEqual(['scheduled', 'scheduled']);
     const status = await statusOf(res.body.data[0].messageId);
     expect(status.status).toBe('scheduled');
@@ -160,7 +185,11 @@ describe('POST /email/batch', () => {
 
   it('gives the template of a tracked single send its own unsubscribe link, and none to an untracked one', async () => {
     const tag = `tracked-${randomBytes(4).toString('hex')}`;
-    await t.http.post('/email/templates').set(bearer(adminKey)).send({ name: tag, subject: '{{kind}} ' + tag, text: 'Leave: [{{unsubscribeUrl}}]' }).expect(201);
+    await t.http
+      .post('/email/templates')
+      .set(bearer(adminKey))
+      .send({ name: tag, subject: '{{kind}} ' + tag, text: 'Leave: [{{unsubscribeUrl}}]' })
+      .expect(201);
     const send = (kind: string, tracking?: object) =>
       t.http
         .post('/email/send')
@@ -172,14 +201,19 @@ describe('POST /email/batch', () => {
     const trackedMail = await sink.waitFor((m) => m.parsed?.subject === `tracked ${tag}`);
     const url = /\[(\S*)\]/.exec(trackedMail.parsed!.text ?? '')?.[1] ?? '';
     expect(url).toMatch(/^http:\/\/mailroom\.test\/u\//);
-    expect(t.app.get(TrackingTokens).verify('u', url.slice('http://mailroom.test/u/'.length))).toEqual({ kind: 'u', messageId: tracked.body.messageId });
+    expect(t.app.get(TrackingTokens).verify('u', url.slice('http://mailroom.test/u/'.length))).toEqual({
+      kind: 'u',
+      messageId: tracked.body.messageId,
+    });
     const plainMail = await sink.waitFor((m) => m.parsed?.subject === `plain ${tag}`);
     expect(plainMail.parsed!.text).toContain('Leave: []');
   });
 
   it('checks the sender like a send: unverified domain 403, unknown template 404', async () => {
     const recipients = [{ email: 'ada@example.org' }];
-    expect((await batch({ from: 'x@unverified.example.com', subject: 's', text: 'x', recipients }).expect(403)).body.error.code).toBe('DOMAIN_NOT_VERIFIED');
+    expect((await batch({ from: 'x@unverified.example.com', subject: 's', text: 'x', recipients }).expect(403)).body.error.code).toBe(
+      'DOMAIN_NOT_VERIFIED',
+    );
     expect((await batch({ template: 'missing', recipients }).expect(404)).body.error.code).toBe('NOT_FOUND');
     const noContent = await batch({ recipients }).expect(400);
     expect(noContent.body.error.details.fields.map((f: { field: string }) => f.field)).toEqual(['subject', 'text']);

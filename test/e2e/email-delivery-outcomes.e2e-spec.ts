@@ -34,7 +34,10 @@ describe('email delivery outcomes', () => {
     api = await createTestApp({ env: { APP_ROLE: 'api', ...timing } });
     ({ accountId, adminKey } = await createAccount(api, 'Outcomes'));
     await createVerifiedDomain(api, accountId, domain);
-    worker = await createTestApp({ shareWith: api, env: { APP_ROLE: 'worker', SMTP_URL: `smtp://mailroom:secret@127.0.0.1:${sink.port}` } });
+    worker = await createTestApp({
+      shareWith: api,
+      env: { APP_ROLE: 'worker', SMTP_URL: `smtp://mailroom:secret@127.0.0.1:${sink.port}` },
+    });
   });
 
   afterAll(async () => {
@@ -55,7 +58,11 @@ describe('email delivery outcomes', () => {
     (await api.http.get(`/email/status/${messageId}`).set(bearer(adminKey)).expect(200)).body;
 
   const waitForStatus = (messageId: string, status: string) =>
-    waitFor(`${messageId} → ${status}`, () => statusOf(messageId), (s) => s.status === status);
+    waitFor(
+      `${messageId} → ${status}`,
+      () => statusOf(messageId),
+      (s) => s.status === status,
+    );
   const isSuppressed = async (email: string) =>
     (await api.http.get('/email/suppression/check').query({ email }).set(bearer(adminKey)).expect(200)).body.suppressed as boolean;
   const ready = () => api.http.get('/health/ready');
@@ -69,7 +76,11 @@ describe('email delivery outcomes', () => {
       sink.rejectAuth(true);
       const ids = await Promise.all(subjects.map((subject, i) => send({ to: recipients[i], subject })));
       for (const id of ids) {
-        const deferred = await waitFor(`two deferrals of ${id}`, () => statusOf(id), (s) => s.events.filter((e) => e.type === 'deferred').length >= 2);
+        const deferred = await waitFor(
+          `two deferrals of ${id}`,
+          () => statusOf(id),
+          (s) => s.events.filter((e) => e.type === 'deferred').length >= 2,
+        );
         expect(deferred.status).toBe('deferred');
         expect(deferred.events.find((e) => e.type === 'deferred')?.detail).toMatch(/535/);
         expect(deferred.events.map((e) => e.type)).not.toContain('bounced');
@@ -84,7 +95,11 @@ describe('email delivery outcomes', () => {
       sink.rejectAuth(false);
       for (const id of ids) await waitForStatus(id, 'sent');
       for (const subject of subjects) expect(arrived(subject)).toHaveLength(1);
-      const up = await waitFor('/health/ready → 200', () => ready(), (res) => res.status === 200);
+      const up = await waitFor(
+        '/health/ready → 200',
+        () => ready(),
+        (res) => res.status === 200,
+      );
       expect(up.body.checks.provider).toBe('up');
       for (const recipient of recipients) expect(await isSuppressed(recipient)).toBe(false);
     } finally {
@@ -108,7 +123,11 @@ describe('email delivery outcomes', () => {
     sink.rejectSender(/^bounces\+/, 550);
     try {
       const id = await send({ to: mailFromRecipient, subject: mailFromSubject });
-      const deferred = await waitFor(`deferrals of ${id}`, () => statusOf(id), (s) => s.events.filter((e) => e.type === 'deferred').length >= 2);
+      const deferred = await waitFor(
+        `deferrals of ${id}`,
+        () => statusOf(id),
+        (s) => s.events.filter((e) => e.type === 'deferred').length >= 2,
+      );
       expect(deferred.status).toBe('deferred');
       expect(deferred.events[1].detail).toMatch(/MAIL FROM.*550 5\.7\.1 Sender not allowed/);
       sink.clearRejections();
@@ -130,12 +149,18 @@ describe('email delivery outcomes', () => {
     try {
       const id = await send({ to: [taken, refused], subject });
       const sent = await waitForStatus(id, 'sent');
-      expect(sent.events).toContainEqual(expect.objectContaining({ type: 'bounced', recipient: refused, detail: expect.stringContaining('550') }));
+      expect(sent.events).toContainEqual(
+        expect.objectContaining({ type: 'bounced', recipient: refused, detail: expect.stringContaining('550') }),
+      );
       expect(sent.events).toContainEqual(expect.objectContaining({ type: 'sent', recipient: taken }));
     } finally {
       sink.clearRejections();
     }
-    await waitFor(`${refused} suppressed`, () => isSuppressed(refused), (suppressed) => suppressed);
+    await waitFor(
+      `${refused} suppressed`,
+      () => isSuppressed(refused),
+      (suppressed) => suppressed,
+    );
     expect(await isSuppressed(taken)).toBe(false);
     expect(arrived(subject).map((m) => m.envelope.rcptTo)).toEqual([[taken]]);
   });
@@ -168,7 +193,10 @@ describe('email delivery outcomes', () => {
     // As a worker leaves it when the write of its last attempt's end was lost: no job, 29 attempts counted.
     await api.app
       .get(DataSource)
-      .query(`UPDATE messages SET status = 'deferred', scheduled_for = NULL, attempts = 29, updated_at = now() - interval '1 hour' WHERE id = $1`, [id]);
+      .query(
+        `UPDATE messages SET status = 'deferred', scheduled_for = NULL, attempts = 29, updated_at = now() - interval '1 hour' WHERE id = $1`,
+        [id],
+      );
 
     const failed = await waitForStatus(id, 'failed');
     expect(failed.events[failed.events.length - 1]).toMatchObject({ type: 'failed', detail: 'gave up after 29 attempts' });
@@ -195,11 +223,19 @@ describe('email delivery outcomes', () => {
     const gone = 'gone.outcomes.acme.test';
     await createVerifiedDomain(api, accountId, gone);
     const subject = `unverified ${unique()}`;
-    const id = await send({ from: `hello@${gone}`, to: `jack-${unique()}@example.org`, subject, scheduleFor: new Date(Date.now() + 1500).toISOString() });
+    const id = await send({
+      from: `hello@${gone}`,
+      to: `jack-${unique()}@example.org`,
+      subject,
+      scheduleFor: new Date(Date.now() + 1500).toISOString(),
+    });
     await api.http.delete(`/domains/${gone}`).set(bearer(adminKey)).expect(200);
 
     const failed = await waitForStatus(id, 'failed');
-    expect(failed.events[failed.events.length - 1]).toMatchObject({ type: 'failed', detail: expect.stringContaining(`${gone} is no longer a verified domain`) });
+    expect(failed.events[failed.events.length - 1]).toMatchObject({
+      type: 'failed',
+      detail: expect.stringContaining(`${gone} is no longer a verified domain`),
+    });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(arrived(subject)).toHaveLength(0);
   });

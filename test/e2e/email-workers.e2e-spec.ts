@@ -38,7 +38,11 @@ describe('email workers', () => {
     );
   };
   const send = (subject: string) =>
-    api.http.post('/email/send').set(bearer(adminKey)).send({ from: `hello@${domain}`, to: 'ada@example.org', subject, text: 'x' }).expect(200);
+    api.http
+      .post('/email/send')
+      .set(bearer(adminKey))
+      .send({ from: `hello@${domain}`, to: 'ada@example.org', subject, text: 'x' })
+      .expect(200);
 
   it('queues on an API-only instance and delivers from a worker instance', async () => {
     const subject = `role ${randomBytes(4).toString('hex')}`;
@@ -66,9 +70,13 @@ describe('email workers', () => {
 
   it('counts recipients, not messages, against SMTP_MAX_RATE, and still sends a message with more recipients than that', async () => {
     const batch = randomBytes(4).toString('hex');
-    const recipients = (subject: string, count: number) => Array.from({ length: count }, (_, i) => `r${i}.${subject.replace(/\W/g, '')}@example.org`);
+    const recipients = (subject: string, count: number) =>
+      Array.from({ length: count }, (_, i) => `r${i}.${subject.replace(/\W/g, '')}@example.org`);
     // Three messages of 3 recipients and one of 6 (> the rate of 4, so it takes a whole second): no two fit one second.
-    const messages = [...[0, 1, 2].map((i) => ({ subject: `recipients ${batch} ${i}`, count: 3 })), { subject: `recipients ${batch} big`, count: 6 }];
+    const messages = [
+      ...[0, 1, 2].map((i) => ({ subject: `recipients ${batch} ${i}`, count: 3 })),
+      { subject: `recipients ${batch} big`, count: 6 },
+    ];
     await Promise.all(
       messages.map(({ subject, count }) =>
         api.http

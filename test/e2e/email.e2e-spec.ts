@@ -43,7 +43,10 @@ describe('email sending', () => {
   });
 
   const send = (body: Record<string, unknown>, key = adminKey, path = '/email/send') =>
-    t.http.post(path).set(bearer(key)).send({ from: `Acme <hello@${domain}>`, ...body });
+    t.http
+      .post(path)
+      .set(bearer(key))
+      .send({ from: `Acme <hello@${domain}>`, ...body });
 
   async function statusOf(messageId: string) {
     const res = await t.http.get(`/email/status/${messageId}`).set(bearer(adminKey)).expect(200);
@@ -199,9 +202,19 @@ describe('email sending', () => {
   it('holds scheduled mail until its time and never sends a cancelled one', async () => {
     const cancelledSubject = `cancelled ${unique()}`;
     const laterSubject = `later ${unique()}`;
-    const cancelled = await send({ to: 'ada@example.org', subject: cancelledSubject, text: 'x', scheduleFor: new Date(Date.now() + 2500).toISOString() }).expect(200);
+    const cancelled = await send({
+      to: 'ada@example.org',
+      subject: cancelledSubject,
+      text: 'x',
+      scheduleFor: new Date(Date.now() + 2500).toISOString(),
+    }).expect(200);
     expect(cancelled.body.status).toBe('scheduled');
-    const later = await send({ to: 'ada@example.org', subject: laterSubject, text: 'x', scheduleFor: new Date(Date.now() + 3500).toISOString() }).expect(200);
+    const later = await send({
+      to: 'ada@example.org',
+      subject: laterSubject,
+      text: 'x',
+      scheduleFor: new Date(Date.now() + 3500).toISOString(),
+    }).expect(200);
     expect(later.body.status).toBe('scheduled');
 
     const cancel = await t.http.delete(`/email/scheduled/${cancelled.body.messageId}`).set(bearer(adminKey)).expect(200);
@@ -216,7 +229,9 @@ describe('email sending', () => {
     expect(sink.messages.some((m) => m.parsed?.subject === cancelledSubject)).toBe(false);
     expect((await statusOf(cancelled.body.messageId)).events.map((e) => e.type)).toEqual(['queued', 'scheduled', 'cancelled']);
 
-    const past = await send({ to: 'ada@example.org', subject: `past ${unique()}`, text: 'x', scheduleFor: '2020-01-01T00:00:00Z' }).expect(200);
+    const past = await send({ to: 'ada@example.org', subject: `past ${unique()}`, text: 'x', scheduleFor: '2020-01-01T00:00:00Z' }).expect(
+      200,
+    );
     expect(past.body.status).toBe('queued');
   });
 
@@ -251,7 +266,10 @@ describe('email sending', () => {
     const post = () => t.http.post('/email/send').set(bearer(adminKey)).set('Idempotency-Key', key).send(body);
     const [a, b] = await Promise.all([post(), post()]);
     const statuses = [a.status, b.status].sort();
-    expect([[200, 200], [200, 409]]).toContainEqual(statuses);
+    expect([
+      [200, 200],
+      [200, 409],
+    ]).toContainEqual(statuses);
     const ids = new Set([a, b].filter((r) => r.status === 200).map((r) => r.body.messageId));
     expect(ids.size).toBe(1);
     for (const r of [a, b].filter((r) => r.status === 409)) expect(r.body.error.code).toBe('IDEMPOTENCY_CONFLICT');
@@ -278,7 +296,9 @@ describe('email sending', () => {
     sink.rejectRecipient(victim, 550);
     const res = await send({ to: victim, subject: `bounce ${unique()}`, text: 'x' }).expect(200);
     const status = await waitForStatus(res.body.messageId, 'bounced');
-    expect(status.events).toContainEqual(expect.objectContaining({ type: 'bounced', recipient: victim, detail: expect.stringContaining('550') }));
+    expect(status.events).toContainEqual(
+      expect.objectContaining({ type: 'bounced', recipient: victim, detail: expect.stringContaining('550') }),
+    );
     sink.clearRejections();
 
     const check = await t.http.get('/email/suppression/check').query({ email: victim }).set(bearer(adminKey)).expect(200);

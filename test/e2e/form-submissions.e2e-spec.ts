@@ -39,7 +39,12 @@ describe('form submissions', () => {
     await new Promise<void>((resolve) => captcha.listen(0, '127.0.0.1', resolve));
     captchaUrl = `http://127.0.0.1:${(captcha.address() as AddressInfo).port}/siteverify`;
     t = await createTestApp({
-      env: { SMTP_URL: sink.url, TURNSTILE_VERIFY_URL: captchaUrl, FORMS_FROM: 'Acme Forms <forms@mailroom.test>', RATE_LIMIT_ENABLED: 'true' },
+      env: {
+        SMTP_URL: sink.url,
+        TURNSTILE_VERIFY_URL: captchaUrl,
+        FORMS_FROM: 'Acme Forms <forms@mailroom.test>',
+        RATE_LIMIT_ENABLED: 'true',
+      },
     });
     admin = await createAccount(t, 'Acme');
     other = await createAccount(t, 'Other');
@@ -64,7 +69,10 @@ describe('form submissions', () => {
   });
 
   async function createForm(body: Record<string, unknown>, key = admin.adminKey): Promise<string> {
-    const res = await t.http.post('/api/forms').set(bearer(key)).send({ name: 'Contact', to: 'owner@acme.example', rateLimit: 1000, allowedOrigins: [site], ...body });
+    const res = await t.http
+      .post('/api/forms')
+      .set(bearer(key))
+      .send({ name: 'Contact', to: 'owner@acme.example', rateLimit: 1000, allowedOrigins: [site], ...body });
     expect(res.status).toBe(201);
     return res.body.id;
   }
@@ -83,7 +91,12 @@ describe('form submissions', () => {
       const res = await t.http
         .post(`/f/${formId}`)
         .set({ ...json, Origin: site })
-        .send({ name: 'Ada <b>Lovelace</b>', email: 'ada@example.org', message: `hi <script>alert(1)</script> ${marker}`, _subject: 'Custom subject' })
+        .send({
+          name: 'Ada <b>Lovelace</b>',
+          email: 'ada@example.org',
+          message: `hi <script>alert(1)</script> ${marker}`,
+          _subject: 'Custom subject',
+        })
         .expect(200);
       expect(res.body).toEqual({ success: true, message: expect.any(String), submissionId: expect.stringMatching(/^sub_/) });
       expect(res.headers['access-control-allow-origin']).toBe(site);
@@ -131,22 +144,40 @@ describe('form submissions', () => {
       expect(mail.parsed!.subject).toBe('New quote request');
       expect(mail.parsed!.from!.value[0].address).toBe(`forms@${domain}`);
 
-      const own = await t.http.post(`/${domain}/quote`).set({ ...browser, Origin: site }).type('form').send({ message: unique(), _redirect: `${site}/merci` }).expect(303);
+      const own = await t.http
+        .post(`/${domain}/quote`)
+        .set({ ...browser, Origin: site })
+        .type('form')
+        .send({ message: unique(), _redirect: `${site}/merci` })
+        .expect(303);
       expect(own.headers.location).toBe(`${site}/merci`);
       // Not an open redirect: _redirect to another site falls back to the form's URL.
-      const away = await t.http.post(`/${domain}/quote`).set({ ...browser, Origin: site }).type('form').send({ message: unique(), _redirect: 'https://evil.example/' }).expect(303);
+      const away = await t.http
+        .post(`/${domain}/quote`)
+        .set({ ...browser, Origin: site })
+        .type('form')
+        .send({ message: unique(), _redirect: 'https://evil.example/' })
+        .expect(303);
       expect(away.headers.location).toBe(`${site}/thanks`);
     });
 
     it('delivers /{domain}/send and /v1/{domain}/send to the contactRecipients, and a form without recipients too', async () => {
       for (const path of [`/${domain}/send`, `/v1/${domain}/send`, `/${domain}/feedback`]) {
         const marker = unique();
-        await t.http.post(path).set({ ...json, Origin: `https://shop.${domain}` }).send({ name: 'Cy', email: 'cy@example.org', message: marker }).expect(200);
+        await t.http
+          .post(path)
+          .set({ ...json, Origin: `https://shop.${domain}` })
+          .send({ name: 'Cy', email: 'cy@example.org', message: marker })
+          .expect(200);
         const mail = await sink.waitFor(mailWith(marker));
         expect(mail.envelope.rcptTo).toEqual(['contact@acme.example']);
       }
       // The contact form needs an email and a message.
-      const res = await t.http.post(`/${domain}/send`).set({ ...json, Origin: site }).send({ name: 'Cy' }).expect(400);
+      const res = await t.http
+        .post(`/${domain}/send`)
+        .set({ ...json, Origin: site })
+        .send({ name: 'Cy' })
+        .expect(400);
       expect(res.body.error.details.fields.map((f: { field: string }) => f.field).sort()).toEqual(['email', 'message']);
     });
 
@@ -157,10 +188,18 @@ describe('form submissions', () => {
         .send({ slug: 'website', forms: { signup: { to: 'growth@acme.example', rateLimit: 1000 } } })
         .expect(201);
       // Another account's collection of the same slug does not take the post.
-      await t.http.post('/collections').set(bearer(other.adminKey)).send({ slug: 'website', forms: { signup: { to: 'thief@other.example' } } }).expect(201);
+      await t.http
+        .post('/collections')
+        .set(bearer(other.adminKey))
+        .send({ slug: 'website', forms: { signup: { to: 'thief@other.example' } } })
+        .expect(201);
       for (const path of ['/c/website/signup', '/f/website/signup']) {
         const marker = unique();
-        await t.http.post(path).set({ ...json, Origin: site }).send({ email: 'dee@example.org', note: marker }).expect(200);
+        await t.http
+          .post(path)
+          .set({ ...json, Origin: site })
+          .send({ email: 'dee@example.org', note: marker })
+          .expect(200);
         const mail = await sink.waitFor(mailWith(marker));
         expect(mail.envelope.rcptTo).toEqual(['growth@acme.example']);
       }
@@ -169,7 +208,12 @@ describe('form submissions', () => {
     it('answers /submit/{form} in JSON, by id or (with a key) by slug', async () => {
       const formId = await createForm({});
       const marker = unique();
-      const res = await t.http.post(`/submit/${formId}`).set({ ...browser, Origin: site }).type('form').send({ message: marker }).expect(200);
+      const res = await t.http
+        .post(`/submit/${formId}`)
+        .set({ ...browser, Origin: site })
+        .type('form')
+        .send({ message: marker })
+        .expect(200);
       expect(res.body).toMatchObject({ success: true, message: expect.any(String) });
       await sink.waitFor(mailWith(marker));
       const bySlug = await t.http.post('/submit/quote').set('X-Api-Key', admin.adminKey).send({ message: unique() }).expect(200);
@@ -181,12 +225,22 @@ describe('form submissions', () => {
       const formId = await createForm({});
       const marker = unique();
       const pdf = Buffer.from(`%PDF-1.4\n% ${marker}\n`);
-      await t.http.post(`/f/${formId}`).set({ ...json, Origin: site }).field('message', marker).attach('cv', pdf, 'cv.pdf').expect(200);
+      await t.http
+        .post(`/f/${formId}`)
+        .set({ ...json, Origin: site })
+        .field('message', marker)
+        .attach('cv', pdf, 'cv.pdf')
+        .expect(200);
       const mail = await sink.waitFor(mailWith(marker));
       expect(mail.parsed!.attachments.map((a) => [a.filename, a.content.equals(pdf)])).toEqual([['cv.pdf', true]]);
 
       const exe = Buffer.concat([Buffer.from('MZ'), Buffer.alloc(200)]);
-      const refused = await t.http.post(`/f/${formId}`).set({ ...json, Origin: site }).field('message', 'x').attach('cv', exe, 'invoice.pdf').expect(400);
+      const refused = await t.http
+        .post(`/f/${formId}`)
+        .set({ ...json, Origin: site })
+        .field('message', 'x')
+        .attach('cv', exe, 'invoice.pdf')
+        .expect(400);
       expect(refused.body.error.details.fields[0].field).toBe('cv');
       await t.http
         .post(`/f/${formId}`)
@@ -202,20 +256,45 @@ describe('form submissions', () => {
       const formId = await createForm({});
       const none = await t.http.post(`/f/${formId}`).set(json).send({ message: 'x' }).expect(403);
       expect(none.body.error.code).toBe('ORIGIN_NOT_ALLOWED');
-      const foreign = await t.http.post(`/f/${formId}`).set({ ...json, Origin: 'https://evil.example' }).send({ message: 'x' }).expect(403);
+      const foreign = await t.http
+        .post(`/f/${formId}`)
+        .set({ ...json, Origin: 'https://evil.example' })
+        .send({ message: 'x' })
+        .expect(403);
       expect(foreign.body.error.code).toBe('ORIGIN_NOT_ALLOWED');
       // A verified domain's subdomain may post; the Referer counts when there is no Origin.
-      await t.http.post(`/f/${formId}`).set({ ...json, Referer: `https://blog.${domain}/post/1` }).send({ message: 'x' }).expect(200);
-      await t.http.post('/f/frm_doesnotexist').set({ ...json, Origin: site }).send({ message: 'x' }).expect(404);
-      await t.http.post(`/nope.example/contact`).set({ ...json, Origin: site }).send({ message: 'x' }).expect(404);
+      await t.http
+        .post(`/f/${formId}`)
+        .set({ ...json, Referer: `https://blog.${domain}/post/1` })
+        .send({ message: 'x' })
+        .expect(200);
+      await t.http
+        .post('/f/frm_doesnotexist')
+        .set({ ...json, Origin: site })
+        .send({ message: 'x' })
+        .expect(404);
+      await t.http
+        .post(`/nope.example/contact`)
+        .set({ ...json, Origin: site })
+        .send({ message: 'x' })
+        .expect(404);
     });
 
     it('takes a public token for its own domain only, and keys of the form’s account only', async () => {
       const mine = await createKey(t, admin.adminKey, { keyType: 'public', domainScope: domain });
-      await t.http.post(`/v1/${domain}/send`).set('X-Public-Token', mine.key).set('Origin', site).send({ email: 'e@example.org', message: unique() }).expect(200);
+      await t.http
+        .post(`/v1/${domain}/send`)
+        .set('X-Public-Token', mine.key)
+        .set('Origin', site)
+        .send({ email: 'e@example.org', message: unique() })
+        .expect(200);
       await createVerifiedDomain(t, other.accountId, 'other-forms.test');
       const theirs = await createKey(t, other.adminKey, { keyType: 'public', domainScope: 'other-forms.test' });
-      const refused = await t.http.post(`/v1/${domain}/send`).set('X-Public-Token', theirs.key).send({ email: 'e@example.org', message: 'x' }).expect(403);
+      const refused = await t.http
+        .post(`/v1/${domain}/send`)
+        .set('X-Public-Token', theirs.key)
+        .send({ email: 'e@example.org', message: 'x' })
+        .expect(403);
       expect(refused.body.error.code).toBe('FORBIDDEN');
       // A server-side key needs no origin; another account's key sees a 404, like an unknown form.
       const formId = await createForm({});
@@ -231,7 +310,10 @@ describe('form submissions', () => {
         .expect(204);
       expect(ok.headers['access-control-allow-origin']).toBe(site);
       expect(ok.headers['access-control-allow-methods']).toContain('POST');
-      const refused = await t.http.options(`/f/${formId}`).set({ Origin: 'https://evil.example', 'Access-Control-Request-Method': 'POST' }).expect(403);
+      const refused = await t.http
+        .options(`/f/${formId}`)
+        .set({ Origin: 'https://evil.example', 'Access-Control-Request-Method': 'POST' })
+        .expect(403);
       expect(refused.headers['access-control-allow-origin']).toBeUndefined();
     });
   });
@@ -240,7 +322,11 @@ describe('form submissions', () => {
     it('answers a honeypot post like a success, stores it as spam and sends nothing', async () => {
       const formId = await createForm({});
       const marker = unique();
-      const res = await t.http.post(`/f/${formId}`).set({ ...json, Origin: site }).send({ message: marker, _service_honeypot: 'http://spam.example' }).expect(200);
+      const res = await t.http
+        .post(`/f/${formId}`)
+        .set({ ...json, Origin: site })
+        .send({ message: marker, _service_honeypot: 'http://spam.example' })
+        .expect(200);
       expect(res.body.success).toBe(true);
       await expectNoMail(marker);
       const page = await t.http.get(`/api/forms/${formId}/submissions?status=spam`).set(bearer(admin.adminKey)).expect(200);
@@ -251,16 +337,32 @@ describe('form submissions', () => {
       const formId = await createForm({ spam_protection: { content_filter: true } });
       const marker = unique();
       const links = Array.from({ length: 6 }, (_, i) => `https://cheap-seo${i}.example`).join(' ');
-      await t.http.post(`/f/${formId}`).set({ ...json, Origin: site }).send({ message: `${marker} buy backlinks ${links}` }).expect(200);
+      await t.http
+        .post(`/f/${formId}`)
+        .set({ ...json, Origin: site })
+        .send({ message: `${marker} buy backlinks ${links}` })
+        .expect(200);
       await expectNoMail(marker);
     });
 
     it('refuses the 11th post of an hour from one address with 429 and its headers', async () => {
-      const res = await t.http.post('/api/forms').set(bearer(admin.adminKey)).send({ name: 'Limited', to: 'owner@acme.example', allowedOrigins: [site] }).expect(201);
+      const res = await t.http
+        .post('/api/forms')
+        .set(bearer(admin.adminKey))
+        .send({ name: 'Limited', to: 'owner@acme.example', allowedOrigins: [site] })
+        .expect(201);
       for (let i = 0; i < 10; i++) {
-        await t.http.post(`/f/${res.body.id}`).set({ ...json, Origin: site }).send({ message: `post ${i}` }).expect(200);
+        await t.http
+          .post(`/f/${res.body.id}`)
+          .set({ ...json, Origin: site })
+          .send({ message: `post ${i}` })
+          .expect(200);
       }
-      const limited = await t.http.post(`/f/${res.body.id}`).set({ ...json, Origin: site }).send({ message: 'one too many' }).expect(429);
+      const limited = await t.http
+        .post(`/f/${res.body.id}`)
+        .set({ ...json, Origin: site })
+        .send({ message: 'one too many' })
+        .expect(429);
       expect(limited.body.error.details).toMatchObject({ limit: 10, remaining: 0, scope: 'ip' });
       expect(limited.headers['retry-after']).toBeDefined();
       expect(limited.headers['x-ratelimit-limit']).toBe('10');
@@ -273,22 +375,46 @@ describe('form submissions', () => {
       const solution = await promise;
       const payload = Buffer.from(JSON.stringify({ ...challenge, number: solution!.number })).toString('base64');
       const marker = unique();
-      await t.http.post(`/f/${formId}`).set({ ...json, Origin: site }).send({ message: marker, altcha: payload }).expect(200);
+      await t.http
+        .post(`/f/${formId}`)
+        .set({ ...json, Origin: site })
+        .send({ message: marker, altcha: payload })
+        .expect(200);
       await sink.waitFor(mailWith(marker));
 
       const wrong = Buffer.from(JSON.stringify({ ...challenge, number: solution!.number + 1 })).toString('base64');
-      const failed = await t.http.post(`/f/${formId}`).set({ ...json, Origin: site }).send({ message: 'x', altcha: wrong }).expect(400);
+      const failed = await t.http
+        .post(`/f/${formId}`)
+        .set({ ...json, Origin: site })
+        .send({ message: 'x', altcha: wrong })
+        .expect(400);
       expect(failed.body.error.code).toBe('CHALLENGE_FAILED');
-      await t.http.post(`/f/${formId}`).set({ ...json, Origin: site }).send({ message: 'x' }).expect(400);
+      await t.http
+        .post(`/f/${formId}`)
+        .set({ ...json, Origin: site })
+        .send({ message: 'x' })
+        .expect(400);
       // A solution works once.
-      await t.http.post(`/f/${formId}`).set({ ...json, Origin: site }).send({ message: 'again', altcha: payload }).expect(400);
+      await t.http
+        .post(`/f/${formId}`)
+        .set({ ...json, Origin: site })
+        .send({ message: 'again', altcha: payload })
+        .expect(400);
     });
 
     it('verifies Turnstile tokens against the configured verify URL', async () => {
       const formId = await createForm({ spam_protection: { challenge: 'turnstile', captcha_secret: 'site-secret' } });
-      await t.http.post(`/f/${formId}`).set({ ...json, Origin: site }).send({ message: unique(), 'cf-turnstile-response': 'good-token' }).expect(200);
+      await t.http
+        .post(`/f/${formId}`)
+        .set({ ...json, Origin: site })
+        .send({ message: unique(), 'cf-turnstile-response': 'good-token' })
+        .expect(200);
       expect(captchaCalls.at(-1)?.get('response')).toBe('good-token');
-      const failed = await t.http.post(`/f/${formId}`).set({ ...json, Origin: site }).send({ message: 'x', 'cf-turnstile-response': 'bad' }).expect(400);
+      const failed = await t.http
+        .post(`/f/${formId}`)
+        .set({ ...json, Origin: site })
+        .send({ message: 'x', 'cf-turnstile-response': 'bad' })
+        .expect(400);
       expect(failed.body.error.code).toBe('CHALLENGE_FAILED');
     });
   });
@@ -296,7 +422,11 @@ describe('form submissions', () => {
   describe('validation and replays', () => {
     it('names every missing required field and a malformed email in one 400', async () => {
       const formId = await createForm({ requiredFields: ['name', 'message'] });
-      const res = await t.http.post(`/f/${formId}`).set({ ...json, Origin: site }).send({ email: 'not-an-address', name: '  ' }).expect(400);
+      const res = await t.http
+        .post(`/f/${formId}`)
+        .set({ ...json, Origin: site })
+        .send({ email: 'not-an-address', name: '  ' })
+        .expect(400);
       expect(res.body.error.code).toBe('VALIDATION_FAILED');
       expect(res.body.error.details.fields.map((f: { field: string }) => f.field).sort()).toEqual(['email', 'message', 'name']);
     });
@@ -305,7 +435,10 @@ describe('form submissions', () => {
       const formId = await createForm({});
       const marker = unique();
       const post = () =>
-        t.http.post(`/f/${formId}`).set({ ...json, Origin: site, 'Idempotency-Key': `submit-${marker}` }).send({ message: marker });
+        t.http
+          .post(`/f/${formId}`)
+          .set({ ...json, Origin: site, 'Idempotency-Key': `submit-${marker}` })
+          .send({ message: marker });
       const first = await post().expect(200);
       const second = await post().expect(200);
       expect(second.headers['idempotent-replayed']).toBe('true');
@@ -328,8 +461,14 @@ describe('form submissions', () => {
         .expect(201);
       const formId = await createForm({ acknowledgment: { enabled: true, template: 'thanks-ack' } });
       const marker = unique();
-      await t.http.post(`/f/${formId}`).set({ ...json, Origin: site }).send({ email: 'eve@example.org', message: `line one\n<i>${marker}</i>` }).expect(200);
-      const ack = await sink.waitFor((mail) => mail.envelope.rcptTo.includes('eve@example.org') && (mail.parsed?.text ?? '').includes(marker));
+      await t.http
+        .post(`/f/${formId}`)
+        .set({ ...json, Origin: site })
+        .send({ email: 'eve@example.org', message: `line one\n<i>${marker}</i>` })
+        .expect(200);
+      const ack = await sink.waitFor(
+        (mail) => mail.envelope.rcptTo.includes('eve@example.org') && (mail.parsed?.text ?? '').includes(marker),
+      );
       expect(ack.parsed!.subject).toBe('Thanks friend');
       expect(ack.parsed!.text).toMatch(/We got it on \d{4}-\d{2}-\d{2}/);
       expect(String(ack.parsed!.html)).toContain('line one<br');

@@ -45,7 +45,13 @@ describe('form templates', () => {
     const preview = await t.http
       .post('/email/templates/contact/render')
       .set(bearer(adminKey))
-      .send({ variables: { form: { name: 'Ada\r\nBcc: x', message: '<b>hi</b>\nthere' }, domain: 'example.com', timestamp: '2024-05-06T23:30:00Z' } })
+      .send({
+        variables: {
+          form: { name: 'Ada\r\nBcc: x', message: '<b>hi</b>\nthere' },
+          domain: 'example.com',
+          timestamp: '2024-05-06T23:30:00Z',
+        },
+      })
       .expect(200);
     expect(preview.body).toEqual({
       subject: 'New message from Ada Bcc: x',
@@ -53,17 +59,33 @@ describe('form templates', () => {
       text: 'From Ada\r\nBcc: x on example.com',
     });
 
-    const bad = await t.http.post('/email/templates').set(bearer(adminKey)).send({ ...contact, name: 'bad', html: '<p>\n{% if form.a %}' }).expect(400);
+    const bad = await t.http
+      .post('/email/templates')
+      .set(bearer(adminKey))
+      .send({ ...contact, name: 'bad', html: '<p>\n{% if form.a %}' })
+      .expect(400);
     expect(bad.body.error.details.fields).toEqual([{ field: 'html', message: expect.stringMatching(/^line 2: tag .* not closed/) }]);
-    const badType = await t.http.post('/email/templates').set(bearer(adminKey)).send({ ...contact, name: 'bad', type: 'sms' }).expect(400);
+    const badType = await t.http
+      .post('/email/templates')
+      .set(bearer(adminKey))
+      .send({ ...contact, name: 'bad', type: 'sms' })
+      .expect(400);
     expect(badType.body.error.details.fields.map((f: { field: string }) => f.field)).toEqual(['type']);
 
     // Changing the type re-checks the content in the new language.
     await t.http.put('/email/templates/plain').set(bearer(adminKey)).send({ type: 'acknowledgment', text: '{{#x}}y{{/x}}' }).expect(400);
-    const ack = await t.http.put('/email/templates/plain').set(bearer(adminKey)).send({ type: 'acknowledgment', text: 'Thanks {{ form.name }}' }).expect(200);
+    const ack = await t.http
+      .put('/email/templates/plain')
+      .set(bearer(adminKey))
+      .send({ type: 'acknowledgment', text: 'Thanks {{ form.name }}' })
+      .expect(200);
     expect(ack.body.type).toBe('acknowledgment');
 
-    const send = await t.http.post('/email/send').set(bearer(adminKey)).send({ from: `hello@${domain}`, to: 'ada@example.org', template: 'contact' }).expect(400);
+    const send = await t.http
+      .post('/email/send')
+      .set(bearer(adminKey))
+      .send({ from: `hello@${domain}`, to: 'ada@example.org', template: 'contact' })
+      .expect(400);
     expect(send.body.error.details.fields).toEqual([{ field: 'template', message: expect.stringMatching(/^contact is a form template/) }]);
 
     const service = t.app.get(TemplatesService);

@@ -52,7 +52,11 @@ describe('forms API and instant forms', () => {
       expect(list.body.count).toBe(list.body.forms.length);
       expect(list.body.forms.find((f: { id: string }) => f.id === id)).toMatchObject({ submissions: 1 });
 
-      const changed = await t.http.patch(`/api/forms/${id}`).set(bearer(admin.adminKey)).send({ subject: null, redirect: 'https://acme.example/thanks' }).expect(200);
+      const changed = await t.http
+        .patch(`/api/forms/${id}`)
+        .set(bearer(admin.adminKey))
+        .send({ subject: null, redirect: 'https://acme.example/thanks' })
+        .expect(200);
       expect(changed.body.settings.subject).toBeUndefined();
       expect(changed.body.settings.redirect).toBe('https://acme.example/thanks');
       expect((await t.http.get(`/api/forms/${id}`).set(bearer(admin.adminKey)).expect(200)).body.settings.rateLimit).toBe(100_000_000);
@@ -71,7 +75,13 @@ describe('forms API and instant forms', () => {
       const res = await t.http
         .post('/api/forms')
         .set(bearer(admin.adminKey))
-        .send({ name: 'Bad', to: ['ok@acme.example', 'nope'], redirect: 'javascript:alert(1)', spam_protection: { level: 'extreme' }, requiredFields: ['a b'] })
+        .send({
+          name: 'Bad',
+          to: ['ok@acme.example', 'nope'],
+          redirect: 'javascript:alert(1)',
+          spam_protection: { level: 'extreme' },
+          requiredFields: ['a b'],
+        })
         .expect(400);
       expect(res.body.error.details.fields.map((f: { field: string }) => f.field).sort()).toEqual(
         ['redirect', 'requiredFields[0]', 'spam_protection.level', 'to[1]'].sort(),
@@ -92,16 +102,31 @@ describe('forms API and instant forms', () => {
 
   describe('stored submissions', () => {
     it('pages submissions newest first and exports every field as CSV, formulas neutralised', async () => {
-      const created = await t.http.post('/api/forms').set(bearer(admin.adminKey)).send({ name: 'Export', to: 'owner@acme.example', allowedOrigins: [site], rateLimit: 1000 }).expect(201);
+      const created = await t.http
+        .post('/api/forms')
+        .set(bearer(admin.adminKey))
+        .send({ name: 'Export', to: 'owner@acme.example', allowedOrigins: [site], rateLimit: 1000 })
+        .expect(201);
       const id = created.body.id;
-      await t.http.post(`/f/${id}`).set(json).send({ name: 'Ada', email: 'ada@example.org', message: 'Hello, "world"\nline two' }).expect(200);
-      await t.http.post(`/f/${id}`).set(json).send({ name: '=HYPERLINK("http://evil.example","x")', company: 'Acme', phone: '-42' }).expect(200);
+      await t.http
+        .post(`/f/${id}`)
+        .set(json)
+        .send({ name: 'Ada', email: 'ada@example.org', message: 'Hello, "world"\nline two' })
+        .expect(200);
+      await t.http
+        .post(`/f/${id}`)
+        .set(json)
+        .send({ name: '=HYPERLINK("http://evil.example","x")', company: 'Acme', phone: '-42' })
+        .expect(200);
       await t.http.post(`/f/${id}`).set(json).send({ name: 'Spammer', _service_honeypot: 'filled' }).expect(200);
 
       const first = await t.http.get(`/api/forms/${id}/submissions?limit=2`).set(bearer(admin.adminKey)).expect(200);
       expect(first.body.total).toBe(3);
       expect(first.body.submissions.map((s: { status: string }) => s.status)).toEqual(['spam', 'accepted']);
-      const second = await t.http.get(`/api/forms/${id}/submissions?limit=2&cursor=${first.body.nextCursor}`).set(bearer(admin.adminKey)).expect(200);
+      const second = await t.http
+        .get(`/api/forms/${id}/submissions?limit=2&cursor=${first.body.nextCursor}`)
+        .set(bearer(admin.adminKey))
+        .expect(200);
       expect(second.body.submissions.map((s: { fields: { name: string } }) => s.fields.name)).toEqual(['Ada']);
       expect(second.body.nextCursor).toBeNull();
       await t.http.get(`/api/forms/${id}/submissions?cursor=garbage`).set(bearer(admin.adminKey)).expect(400);
@@ -124,12 +149,21 @@ describe('forms API and instant forms', () => {
     it('delivers nothing before the emailed link is followed, and everything after', async () => {
       const owner = `owner-${unique()}@example.org`;
       const created = await t.http.post('/instant/forms').set(bearer(admin.adminKey)).send({ name: 'Landing', email: owner }).expect(201);
-      expect(created.body).toMatchObject({ kind: 'instant', confirmed: false, submitUrl: expect.stringContaining(`/f/${created.body.id}`) });
+      expect(created.body).toMatchObject({
+        kind: 'instant',
+        confirmed: false,
+        submitUrl: expect.stringContaining(`/f/${created.body.id}`),
+      });
       const confirmation = await sink.waitFor(mailTo(owner));
       const link = /http:\/\/forms\.mailroom\.test(\/instant\/forms\/confirm\/[A-Za-z0-9_-]+)/.exec(confirmation.parsed!.text!)![1];
 
       const marker = unique();
-      await t.http.post(`/f/${created.body.id}`).set({ Accept: 'application/json' }).set('X-Api-Key', admin.adminKey).send({ message: marker }).expect(200);
+      await t.http
+        .post(`/f/${created.body.id}`)
+        .set({ Accept: 'application/json' })
+        .set('X-Api-Key', admin.adminKey)
+        .send({ message: marker })
+        .expect(200);
       const held = await t.http.get(`/instant/forms/${created.body.id}/submissions`).set(bearer(admin.adminKey)).expect(200);
       expect(held.body.submissions.map((s: { status: string }) => s.status)).toEqual(['held']);
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -145,7 +179,12 @@ describe('forms API and instant forms', () => {
 
       // Later posts go out at once; a second click says so and sends nothing again.
       const next = unique();
-      await t.http.post(`/f/${created.body.id}`).set('X-Api-Key', admin.adminKey).set('Accept', 'application/json').send({ message: next }).expect(200);
+      await t.http
+        .post(`/f/${created.body.id}`)
+        .set('X-Api-Key', admin.adminKey)
+        .set('Accept', 'application/json')
+        .send({ message: next })
+        .expect(200);
       await sink.waitFor(mailTo(owner, next));
       expect((await t.http.get(link).expect(200)).text).toContain('Already confirmed');
       expect(sink.messages.filter(mailTo(owner, marker))).toHaveLength(1);
@@ -158,7 +197,11 @@ describe('forms API and instant forms', () => {
       const res = await t.http.post('/instant/forms/batch').set(bearer(admin.adminKey)).send({ forms }).expect(201);
       expect(res.body.count).toBe(3);
       for (const form of forms) await sink.waitFor(mailTo(form.email));
-      const bad = await t.http.post('/instant/forms/batch').set(bearer(admin.adminKey)).send({ forms: [forms[0], { name: 'x', email: 'nope' }] }).expect(400);
+      const bad = await t.http
+        .post('/instant/forms/batch')
+        .set(bearer(admin.adminKey))
+        .send({ forms: [forms[0], { name: 'x', email: 'nope' }] })
+        .expect(400);
       expect(bad.body.error.details.fields.map((f: { field: string }) => f.field)).toEqual(['forms[1].email']);
       const many = Array.from({ length: 51 }, (_, i) => ({ name: `n${i}`, email: `n${i}@example.org` }));
       await t.http.post('/instant/forms/batch').set(bearer(admin.adminKey)).send({ forms: many }).expect(400);

@@ -27,7 +27,8 @@ function contactPage(action: string): string {
 </form></body></html>`;
 }
 
-const THANKS_PAGE = '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Thanks</title></head><body><h1>Thanks for writing</h1></body></html>';
+const THANKS_PAGE =
+  '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Thanks</title></head><body><h1>Thanks for writing</h1></body></html>';
 
 async function startSite(formAction: () => string): Promise<Site> {
   const server = createServer((req, res) => {
@@ -149,7 +150,11 @@ describe('form posts from a real browser (chromium)', () => {
     // The checkboxes sharing a name arrive as a list, not as the last value.
     const stored = await t.http.get(`/api/forms/${formId}/submissions`).set(bearer(adminKey)).expect(200);
     const submission = stored.body.submissions.find((s: { fields: Record<string, unknown> }) => s.fields.name === typed.name);
-    expect(submission).toMatchObject({ status: 'accepted', origin: site.base, fields: { email: typed.email, topics: ['sales', 'support'] } });
+    expect(submission).toMatchObject({
+      status: 'accepted',
+      origin: site.base,
+      fields: { email: typed.email, topics: ['sales', 'support'] },
+    });
   });
 
   it('refuses the same form posted from an origin that is not allowed, and mails nothing', async () => {
@@ -170,7 +175,9 @@ describe('form posts from a real browser (chromium)', () => {
     const marker = unique();
     await page.goto(`${site.base}/contact.html`);
     await fillContactForm(marker);
-    await page.locator('input[name=_service_honeypot]').evaluate((input) => ((input as unknown as { value: string }).value = 'https://spam.example'));
+    await page
+      .locator('input[name=_service_honeypot]')
+      .evaluate((input) => ((input as unknown as { value: string }).value = 'https://spam.example'));
     const arrived = page.waitForURL(`${site.base}/thanks.html`);
     const answer = await submit();
     await arrived;

@@ -52,7 +52,8 @@ describe('forwarding analytics', () => {
     );
 
   const overview = (key: string, query: Record<string, string> = {}) => t.http.get('/analytics').query(query).set(bearer(key)).expect(200);
-  const emailAnalytics = (key: string, query: Record<string, string> = {}) => t.http.get('/email/analytics').query(query).set(bearer(key)).expect(200);
+  const emailAnalytics = (key: string, query: Record<string, string> = {}) =>
+    t.http.get('/email/analytics').query(query).set(bearer(key)).expect(200);
   const forwardingOf = async (key: string, query: Record<string, string>) => (await overview(key, query)).body.forwarding;
   const forwardedOf = async (key: string, query: Record<string, string>) => (await emailAnalytics(key, query)).body.forwarded;
 
@@ -72,7 +73,12 @@ describe('forwarding analytics', () => {
     await receive([
       { accountId: acme.accountId, domain: 'acme-fwd.test', recipients: [a('ada')], at: now },
       { accountId: acme.accountId, domain: 'acme-fwd.test', recipients: [a('bob'), a('cy')], at: now },
-      { accountId: acme.accountId, domain: 'shop-fwd.test', recipients: [a('x', 'shop-fwd.test'), a('y', 'shop-fwd.test'), a('z', 'shop-fwd.test')], at: now },
+      {
+        accountId: acme.accountId,
+        domain: 'shop-fwd.test',
+        recipients: [a('x', 'shop-fwd.test'), a('y', 'shop-fwd.test'), a('z', 'shop-fwd.test')],
+        at: now,
+      },
       { accountId: acme.accountId, domain: 'acme-fwd.test', recipients: [a('dan'), a('eve')], at: pastAt },
       { accountId: other.accountId, domain: 'other-fwd.test', recipients: ['zed@other-fwd.test'], at: now },
     ]);
@@ -111,7 +117,11 @@ describe('forwarding analytics', () => {
   });
 
   it('counts the hours at a window’s ends and whole days alike', async () => {
-    const acmeOnly = (received: number, recipients: number) => ({ received, recipients, by_domain: [{ domain: 'acme-fwd.test', received, recipients }] });
+    const acmeOnly = (received: number, recipients: number) => ({
+      received,
+      recipients,
+      by_domain: [{ domain: 'acme-fwd.test', received, recipients }],
+    });
     // Today only (last_24_hours), the past day as a whole day, its one hour, and windows either side of 10:30.
     expect(await forwardingOf(acme.adminKey, { range: '24h' })).toEqual({
       received: 4,
@@ -143,7 +153,11 @@ describe('forwarding analytics', () => {
 
   it('shows another account only its own forwarding, and a fresh account none', async () => {
     const page = await overview(other.adminKey, { range: '30d' });
-    expect(page.body.forwarding).toEqual({ received: 1, recipients: 1, by_domain: [{ domain: 'other-fwd.test', received: 1, recipients: 1 }] });
+    expect(page.body.forwarding).toEqual({
+      received: 1,
+      recipients: 1,
+      by_domain: [{ domain: 'other-fwd.test', received: 1, recipients: 1 }],
+    });
     expect(page.body.daily.reduce((sum: number, d: { forwarded: number }) => sum + d.forwarded, 0)).toBe(1);
     expect(await forwardedOf(other.adminKey, {})).toBe(1);
 
@@ -183,14 +197,28 @@ describe('forwarding analytics', () => {
     }
     expect(await snapshot()).toEqual(before);
     // The trigger is back: a new message counts.
-    await receive([{ accountId: other.accountId, domain: 'other-fwd.test', recipients: ['a@other-fwd.test', 'b@other-fwd.test'], at: new Date() }]);
-    expect(await forwardingOf(other.adminKey, {})).toEqual({ received: 2, recipients: 3, by_domain: [{ domain: 'other-fwd.test', received: 2, recipients: 3 }] });
+    await receive([
+      { accountId: other.accountId, domain: 'other-fwd.test', recipients: ['a@other-fwd.test', 'b@other-fwd.test'], at: new Date() },
+    ]);
+    expect(await forwardingOf(other.adminKey, {})).toEqual({
+      received: 2,
+      recipients: 3,
+      by_domain: [{ domain: 'other-fwd.test', received: 2, recipients: 3 }],
+    });
   });
 
   it('documents the new fields in Swagger', async () => {
     const { body } = await t.http.get('/docs-json').expect(200);
     const schemas = body.components.schemas;
-    expect(Object.keys(schemas.AnalyticsOverviewDto.properties).sort()).toEqual(['daily', 'email', 'forms', 'forwarding', 'from', 'range', 'to']);
+    expect(Object.keys(schemas.AnalyticsOverviewDto.properties).sort()).toEqual([
+      'daily',
+      'email',
+      'forms',
+      'forwarding',
+      'from',
+      'range',
+      'to',
+    ]);
     expect(Object.keys(schemas.ForwardingSummaryDto.properties).sort()).toEqual(['by_domain', 'received', 'recipients']);
     expect(Object.keys(schemas.ForwardingDomainCountsDto.properties).sort()).toEqual(['domain', 'received', 'recipients']);
     expect(Object.keys(schemas.DailyAnalyticsDto.properties).sort()).toEqual(['date', ...Object.keys(ZERO_DAY)].sort());

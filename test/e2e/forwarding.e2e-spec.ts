@@ -58,10 +58,25 @@ describe('Forwarding: the inbound SMTP server (D-31)', () => {
 
   beforeAll(async () => {
     tlsDir = mkdtempSync(join(tmpdir(), 'mailroom-tls-'));
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=mx.mailroom.test', '-days', '2',
-      '-keyout', join(tlsDir, 'key.pem'), '-out', join(tlsDir, 'cert.pem'),
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-subj',
+        '/CN=mx.mailroom.test',
+        '-days',
+        '2',
+        '-keyout',
+        join(tlsDir, 'key.pem'),
+        '-out',
+        join(tlsDir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     sink = await startSmtpSink();
     receiver = createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -97,11 +112,23 @@ describe('Forwarding: the inbound SMTP server (D-31)', () => {
       .set(bearer(adminKey))
       .send({ forwarding: { info: ['ada@dest.test', 'bob@dest.test'], '*': ['catch@dest.test'] } })
       .expect(200);
-    await t.http.put(`/domains/${strictDomain}`).set(bearer(adminKey)).send({ forwarding: { info: ['ada@dest.test'] } }).expect(200);
+    await t.http
+      .put(`/domains/${strictDomain}`)
+      .set(bearer(adminKey))
+      .send({ forwarding: { info: ['ada@dest.test'] } })
+      .expect(200);
     await t.http.post('/domains').set(bearer(adminKey)).send({ domain: 'pending.acme.test' }).expect(201);
-    await t.http.put('/domains/pending.acme.test').set(bearer(adminKey)).send({ forwarding: { '*': ['ada@dest.test'] } }).expect(200);
+    await t.http
+      .put('/domains/pending.acme.test')
+      .set(bearer(adminKey))
+      .send({ forwarding: { '*': ['ada@dest.test'] } })
+      .expect(200);
     const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-    await t.http.post('/email/webhooks').set(bearer(adminKey)).send({ url: hookUrl, events: ['bounced'] }).expect(201);
+    await t.http
+      .post('/email/webhooks')
+      .set(bearer(adminKey))
+      .send({ url: hookUrl, events: ['bounced'] })
+      .expect(201);
     client = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, tls: { rejectUnauthorized: false } });
   });
 
@@ -181,13 +208,21 @@ describe('Forwarding: the inbound SMTP server (D-31)', () => {
     expect(answer.responseCode).toBe(554);
     expect(answer.response).toContain('5.4.6');
 
-    const hops = Array.from({ length: 50 }, (_, i) => `Received: from relay${i}.test by relay${i + 1}.test; Mon, 23 Nov 2026 09:00:00 +0000`);
-    expect((await refusal({ from: 'sender@origin.test', to: ['info@fwd.acme.test'] }, rawMessage(subject('hops'), hops))).responseCode).toBe(554);
+    const hops = Array.from(
+      { length: 50 },
+      (_, i) => `Received: from relay${i}.test by relay${i + 1}.test; Mon, 23 Nov 2026 09:00:00 +0000`,
+    );
+    expect(
+      (await refusal({ from: 'sender@origin.test', to: ['info@fwd.acme.test'] }, rawMessage(subject('hops'), hops))).responseCode,
+    ).toBe(554);
     expect(await inboundCount()).toBe(before);
 
     // Forwarded for another address of ours before: not a loop.
     const other = subject('other-loop');
-    await client.sendMail({ envelope: { from: 'sender@origin.test', to: ['info@fwd.acme.test'] }, raw: rawMessage(other, ['X-Mailroom-Loop: sales@strict.acme.test']) });
+    await client.sendMail({
+      envelope: { from: 'sender@origin.test', to: ['info@fwd.acme.test'] },
+      raw: rawMessage(other, ['X-Mailroom-Loop: sales@strict.acme.test']),
+    });
     await sink.waitFor((m) => m.parsed?.subject === other);
   });
 
@@ -263,10 +298,18 @@ describe('Forwarding: the inbound SMTP server (D-31)', () => {
         ].join('\r\n'),
       );
 
-    await client.sendMail({ envelope: { from: '', to: [returnPath] }, raw: dsn('slow@remote.test', 'delayed', '4.2.2', '452 4.2.2 Mailbox full') });
-    await client.sendMail({ envelope: { from: '', to: [returnPath] }, raw: dsn('gone@remote.test', 'failed', '5.1.1', '550 5.1.1 No such user') });
+    await client.sendMail({
+      envelope: { from: '', to: [returnPath] },
+      raw: dsn('slow@remote.test', 'delayed', '4.2.2', '452 4.2.2 Mailbox full'),
+    });
+    await client.sendMail({
+      envelope: { from: '', to: [returnPath] },
+      raw: dsn('gone@remote.test', 'failed', '5.1.1', '550 5.1.1 No such user'),
+    });
 
-    const status = await waitFor('the bounce recorded', statusOf, (body) => body.events.some((e: { type: string }) => e.type === 'bounced'));
+    const status = await waitFor('the bounce recorded', statusOf, (body) =>
+      body.events.some((e: { type: string }) => e.type === 'bounced'),
+    );
     // One of two recipients bounced: the message stays sent, the events tell.
     expect(status.status).toBe('sent');
     expect(status.events).toEqual(
@@ -279,11 +322,18 @@ describe('Forwarding: the inbound SMTP server (D-31)', () => {
     expect(hook.recipient).toBe('gone@remote.test');
     const suppressed = await t.http.get('/email/suppression/check').query({ email: 'gone@remote.test' }).set(bearer(adminKey)).expect(200);
     expect(suppressed.body).toMatchObject({ suppressed: true, reason: 'bounced' });
-    const notSuppressed = await t.http.get('/email/suppression/check').query({ email: 'slow@remote.test' }).set(bearer(adminKey)).expect(200);
+    const notSuppressed = await t.http
+      .get('/email/suppression/check')
+      .query({ email: 'slow@remote.test' })
+      .set(bearer(adminKey))
+      .expect(200);
     expect(notSuppressed.body.suppressed).toBe(false);
 
     // The second recipient bounces too: now the message is bounced.
-    await client.sendMail({ envelope: { from: '', to: [returnPath.toUpperCase()] }, raw: dsn('slow@remote.test', 'failed', '5.2.1', '550 5.2.1 Disabled') });
+    await client.sendMail({
+      envelope: { from: '', to: [returnPath.toUpperCase()] },
+      raw: dsn('slow@remote.test', 'failed', '5.2.1', '550 5.2.1 Disabled'),
+    });
     await waitFor('the message bounced', statusOf, (body) => body.status === 'bounced');
 
     // A made-up return path is nobody's.
@@ -334,12 +384,18 @@ describe('Forwarding: the inbound SMTP server (D-31)', () => {
         accepted: false,
         explanation: expect.stringContaining('refused (550 5.1.1)'),
       });
-      expect((await resolve('pending.acme.test', 'info').expect(200)).body).toMatchObject({ matched: true, domainVerified: false, accepted: false });
+      expect((await resolve('pending.acme.test', 'info').expect(200)).body).toMatchObject({
+        matched: true,
+        domainVerified: false,
+        accepted: false,
+      });
     });
 
     it('answers 400 for an address on another domain or none, 404 for a domain the account does not have', async () => {
       expect((await resolve(domain, 'info@other.test').expect(400)).body.error.code).toBe('VALIDATION_FAILED');
-      expect((await t.http.get(`/domains/${domain}/forwarding/resolve`).set(bearer(adminKey)).expect(400)).body.error.code).toBe('VALIDATION_FAILED');
+      expect((await t.http.get(`/domains/${domain}/forwarding/resolve`).set(bearer(adminKey)).expect(400)).body.error.code).toBe(
+        'VALIDATION_FAILED',
+      );
       expect((await resolve('unknown.acme.test', 'info').expect(404)).body.error.code).toBe('NOT_FOUND');
     });
   });

@@ -29,12 +29,14 @@ describe('Hostile input and PostgreSQL outages', () => {
   let key: string;
   let otherKey: string;
 
-  const send = (request: RawRequest) =>
-    rawRequest(t.app.getHttpServer(), { ...request, headers: { ...bearer(key), ...request.headers } });
+  const send = (request: RawRequest) => rawRequest(t.app.getHttpServer(), { ...request, headers: { ...bearer(key), ...request.headers } });
   const postJson = (path: string, body: string | Buffer, headers: Record<string, string> = {}, method = 'POST') =>
     send({ method, path, body, headers: { 'Content-Type': 'application/json', ...headers } });
   const email = (fields: Record<string, unknown>) =>
-    t.http.post('/email/send').set(bearer(key)).send({ from: 'news@example.com', to: 'ada@example.org', subject: 'Hi', ...fields });
+    t.http
+      .post('/email/send')
+      .set(bearer(key))
+      .send({ from: 'news@example.com', to: 'ada@example.org', subject: 'Hi', ...fields });
 
   beforeAll(async () => {
     proxy = await PgProxy.start();
@@ -162,8 +164,7 @@ describe('Hostile input and PostgreSQL outages', () => {
   });
 
   describe('content encodings', () => {
-    const createKey = (body: string | Buffer, encoding: string) =>
-      postJson('/api-keys', body, { 'Content-Encoding': encoding });
+    const createKey = (body: string | Buffer, encoding: string) => postJson('/api-keys', body, { 'Content-Encoding': encoding });
     const json = '{"name":"compressed","keyType":"usage"}';
 
     it('gzip, deflate and br bodies are read', async () => {

@@ -58,7 +58,11 @@ describe('HTTP surface: error bodies, request ids, docs, health', () => {
   });
 
   it('431 and 400 from Node’s HTTP parser carry the body too', async () => {
-    const long = await rawRequest(t.app.getHttpServer(), { method: 'GET', path: `/api-keys?q=${'a'.repeat(20_000)}`, headers: bearer(adminKey) });
+    const long = await rawRequest(t.app.getHttpServer(), {
+      method: 'GET',
+      path: `/api-keys?q=${'a'.repeat(20_000)}`,
+      headers: bearer(adminKey),
+    });
     expect(long.status).toBe(431);
     expect(long.body).toEqual(errorBody('REQUEST_HEADERS_TOO_LARGE'));
 

@@ -83,7 +83,10 @@ describe('key lookups: malformed and unknown keys, the failure budget, deleted k
       }
       const refused = await a.http.get('/auth/whoami').set(bearer(unknownKey())).set(from(ip));
       expect(refused.status).toBe(429);
-      expect(refused.body.error).toMatchObject({ code: 'IP_RATE_LIMIT', details: { scope: 'ip', window: 'minute', limit: 30, remaining: 0 } });
+      expect(refused.body.error).toMatchObject({
+        code: 'IP_RATE_LIMIT',
+        details: { scope: 'ip', window: 'minute', limit: 30, remaining: 0 },
+      });
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
       expect(lookups() - before).toBe(30);
       // Both instances count into the one budget; malformed keys count too.
@@ -103,7 +106,10 @@ describe('key lookups: malformed and unknown keys, the failure budget, deleted k
         expect(res.headers['x-ratelimit-remaining']).toBe(String(29 - i));
       }
       expect(lookups() - before).toBe(15);
-      const refused = await a.http.get('/admin/queues').set(basic(`svc_sk_admin_${hex64()}`)).set(from(ip));
+      const refused = await a.http
+        .get('/admin/queues')
+        .set(basic(`svc_sk_admin_${hex64()}`))
+        .set(from(ip));
       expect(refused.status).toBe(429);
       expect(refused.body).toMatchObject({ error: { code: 'IP_RATE_LIMIT' }, documentation: 'http://mailroom.test/docs#errors' });
       expect(lookups() - before).toBe(15);
@@ -114,7 +120,13 @@ describe('key lookups: malformed and unknown keys, the failure budget, deleted k
       const secret = unknownKey();
       const before = lookups();
       const statuses = await Promise.all(
-        Array.from({ length: 10 }, () => a.http.get('/auth/whoami').set(bearer(secret)).set(from('203.0.113.4')).then((r) => r.status)),
+        Array.from({ length: 10 }, () =>
+          a.http
+            .get('/auth/whoami')
+            .set(bearer(secret))
+            .set(from('203.0.113.4'))
+            .then((r) => r.status),
+        ),
       );
       for (let i = 0; i < 5; i++) statuses.push((await a.http.get('/auth/whoami').set(bearer(secret)).set(from('203.0.113.4'))).status);
       expect(statuses).toEqual(Array(15).fill(401));
@@ -139,7 +151,11 @@ describe('key lookups: malformed and unknown keys, the failure budget, deleted k
       // Instance a looks the key up; PostgreSQL answers (with the key: the delete has not happened) but the
       // answer is held on its way back.
       const answered = relay.holdAnswer(KEY_LOOKUP, keyId);
-      const first = a.http.get('/auth/whoami').set(bearer(key)).set(from('198.51.100.1')).then((res) => res.status);
+      const first = a.http
+        .get('/auth/whoami')
+        .set(bearer(key))
+        .set(from('198.51.100.1'))
+        .then((res) => res.status);
       await answered;
       await t.http.delete(`/api-keys/${keyId}`).set(bearer(adminKey)).expect(200);
       const deadline = Date.now() + 1000;

@@ -31,7 +31,10 @@ describe('key privileges: a new key is never wider than the key that creates it'
   afterAll(() => t.close());
 
   const create = (body: Record<string, unknown>, path = '/api-keys') =>
-    t.http.post(path).set(bearer(narrowKey)).send({ name: 'made by a narrow key', ...body });
+    t.http
+      .post(path)
+      .set(bearer(narrowKey))
+      .send({ name: 'made by a narrow key', ...body });
 
   function expectForbidden(res: { status: number; body: any }, field: string, message: RegExp) {
     expect(res.status).toBe(403);
@@ -59,14 +62,23 @@ describe('key privileges: a new key is never wider than the key that creates it'
     ['a later expiry', { expires_at: '2099-01-01T00:00:00Z' }, 'restrictions.expires_at', /later than the creating key's expiry/],
     ['a higher hourly limit', { rate_limit: 501 }, 'restrictions.rate_limit', /hourly limit of 501 is above the creating key's 500/],
     ['a higher per-minute limit', { burst_limit: 31 }, 'restrictions.burst_limit', /per-minute limit of 31 is above the creating key's 30/],
-    ['a multiplier that lifts its limits above', { multiplier: 2 }, 'restrictions.burst_limit', /60 \(with multiplier 2\) is above the creating key's 30/],
+    [
+      'a multiplier that lifts its limits above',
+      { multiplier: 2 },
+      'restrictions.burst_limit',
+      /60 \(with multiplier 2\) is above the creating key's 30/,
+    ],
     ['exemption from limits', { exempt: true }, 'restrictions.exempt', /not exempt/],
   ])('refuses %s with 403', async (_what, restrictions, field, message) => {
     expectForbidden(await create({ keyType: 'usage', permissions: ['email.send'], restrictions }), field, message);
   });
 
   it('refuses a higher rateLimit and a public key for a domain outside its domains', async () => {
-    expectForbidden(await create({ keyType: 'usage', rateLimit: 1000 }), 'rateLimit', /hourly limit of 1000 is above the creating key's 500/);
+    expectForbidden(
+      await create({ keyType: 'usage', rateLimit: 1000 }),
+      'rateLimit',
+      /hourly limit of 1000 is above the creating key's 500/,
+    );
     expectForbidden(await create({ keyType: 'public', domainScope: 'other.org' }), 'domainScope', /other\.org is not within/);
   });
 
@@ -116,10 +128,17 @@ describe('key privileges: a new key is never wider than the key that creates it'
     const res = await t.http
       .post('/api-keys')
       .set(bearer(fullKey))
-      .send({ name: 'wide', keyType: 'admin', restrictions: { ip_whitelist: ['0.0.0.0/0', '::/0'], expires_at: '2099-01-01T00:00:00Z', burst_limit: 1_000_000 } })
+      .send({
+        name: 'wide',
+        keyType: 'admin',
+        restrictions: { ip_whitelist: ['0.0.0.0/0', '::/0'], expires_at: '2099-01-01T00:00:00Z', burst_limit: 1_000_000 },
+      })
       .expect(201);
     expect(res.body.apiKey.permissions).toContain('domains.write');
-    const exempt = await t.http.post('/api-keys').set(bearer(fullKey)).send({ name: 'x', keyType: 'usage', restrictions: { exempt: true } });
+    const exempt = await t.http
+      .post('/api-keys')
+      .set(bearer(fullKey))
+      .send({ name: 'x', keyType: 'usage', restrictions: { exempt: true } });
     expectForbidden(exempt, 'restrictions.exempt', /not exempt/);
   });
 });

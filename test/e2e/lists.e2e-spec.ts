@@ -44,15 +44,28 @@ describe('mailing lists', () => {
 
   const createList = async (name = `list ${randomBytes(4).toString('hex')}`): Promise<string> =>
     (await t.http.post('/email/lists').set(bearer(adminKey)).send({ name }).expect(201)).body.id;
-  const addSubscribers = (listId: string, body: unknown, key = adminKey) => t.http.post(`/email/lists/${listId}/subscribers`).set(bearer(key)).send(body as object);
+  const addSubscribers = (listId: string, body: unknown, key = adminKey) =>
+    t.http
+      .post(`/email/lists/${listId}/subscribers`)
+      .set(bearer(key))
+      .send(body as object);
   const listSend = async (listId: string, listSendId: string): Promise<ListSendStatus> =>
     (await t.http.get(`/email/lists/${listId}/sends/${listSendId}`).set(bearer(adminKey)).expect(200)).body;
   const waitUntilDone = (listId: string, listSendId: string, timeoutMs?: number) =>
-    waitFor(`list send ${listSendId} done`, () => listSend(listId, listSendId), (s) => s.status === 'done', timeoutMs);
+    waitFor(
+      `list send ${listSendId} done`,
+      () => listSend(listId, listSendId),
+      (s) => s.status === 'done',
+      timeoutMs,
+    );
 
   describe('lists', () => {
     it('creates, reads, changes and deletes a list, with a usage key', async () => {
-      const created = await t.http.post('/email/lists').set(bearer(usageKey)).send({ name: 'Newsletter', description: 'Monthly news' }).expect(201);
+      const created = await t.http
+        .post('/email/lists')
+        .set(bearer(usageKey))
+        .send({ name: 'Newsletter', description: 'Monthly news' })
+        .expect(201);
       expect(created.body).toEqual({
         id: expect.stringMatching(/^list_[0-9A-Za-z]{22}$/),
         name: 'Newsletter',
@@ -64,7 +77,11 @@ describe('mailing lists', () => {
       const id = created.body.id;
       expect((await t.http.get(`/email/lists/${id}`).set(bearer(usageKey)).expect(200)).body).toEqual(created.body);
 
-      const renamed = await t.http.patch(`/email/lists/${id}`).set(bearer(usageKey)).send({ name: 'Newsletter (monthly)', description: null }).expect(200);
+      const renamed = await t.http
+        .patch(`/email/lists/${id}`)
+        .set(bearer(usageKey))
+        .send({ name: 'Newsletter (monthly)', description: null })
+        .expect(200);
       expect(renamed.body).toEqual({ ...created.body, name: 'Newsletter (monthly)', description: null, updatedAt: expect.any(String) });
       const described = await t.http.patch(`/email/lists/${id}`).set(bearer(usageKey)).send({ description: 'Back' }).expect(200);
       expect(described.body).toMatchObject({ name: 'Newsletter (monthly)', description: 'Back' });
@@ -83,7 +100,9 @@ describe('mailing lists', () => {
       const duplicate = await t.http.post('/email/lists').set(bearer(adminKey)).send({ name: 'Taken' }).expect(409);
       expect(duplicate.body.error.code).toBe('CONFLICT');
       const other = await createList('Free');
-      expect((await t.http.patch(`/email/lists/${other}`).set(bearer(adminKey)).send({ name: 'Taken' }).expect(409)).body.error.code).toBe('CONFLICT');
+      expect((await t.http.patch(`/email/lists/${other}`).set(bearer(adminKey)).send({ name: 'Taken' }).expect(409)).body.error.code).toBe(
+        'CONFLICT',
+      );
       // Another account may use the name.
       await t.http.post('/email/lists').set(bearer(otherKey)).send({ name: 'Taken' }).expect(201);
 
@@ -94,17 +113,32 @@ describe('mailing lists', () => {
     it('pages through the lists newest first with a cursor', async () => {
       const { adminKey: key } = await createAccount(t, 'Pager');
       const ids: string[] = [];
-      for (let i = 0; i < 5; i++) ids.push((await t.http.post('/email/lists').set(bearer(key)).send({ name: `L${i}` }).expect(201)).body.id);
+      for (let i = 0; i < 5; i++)
+        ids.push(
+          (
+            await t.http
+              .post('/email/lists')
+              .set(bearer(key))
+              .send({ name: `L${i}` })
+              .expect(201)
+          ).body.id,
+        );
       const seen: string[] = [];
       let cursor: string | undefined;
       do {
-        const page = await t.http.get('/email/lists').query({ limit: 2, ...(cursor ? { cursor } : {}) }).set(bearer(key)).expect(200);
+        const page = await t.http
+          .get('/email/lists')
+          .query({ limit: 2, ...(cursor ? { cursor } : {}) })
+          .set(bearer(key))
+          .expect(200);
         expect(page.body.lists.length).toBeLessThanOrEqual(2);
         seen.push(...page.body.lists.map((l: { id: string }) => l.id));
         cursor = page.body.nextCursor ?? undefined;
       } while (cursor);
       expect(seen).toEqual([...ids].reverse());
-      expect((await t.http.get('/email/lists').query({ cursor: 'bm9wZQ' }).set(bearer(key)).expect(400)).body.error.code).toBe('VALIDATION_FAILED');
+      expect((await t.http.get('/email/lists').query({ cursor: 'bm9wZQ' }).set(bearer(key)).expect(400)).body.error.code).toBe(
+        'VALIDATION_FAILED',
+      );
     });
 
     it('answers 404 for another account’s list on every route, exactly as for an unknown one', async () => {
@@ -147,20 +181,32 @@ describe('mailing lists', () => {
       // Marked unsubscribed, an address stays so when added again; its name follows the call.
       expect(await t.app.get(ListsService).markUnsubscribed(accountId, id, 'GRACE@example.org')).toBe(true);
       expect(await t.app.get(ListsService).markUnsubscribed(accountId, id, 'grace@example.org')).toBe(false);
-      const second = await addSubscribers(id, { subscribers: [{ email: 'grace@example.org', name: 'Grace Hopper' }, { email: 'new@example.org' }] }).expect(200);
+      const second = await addSubscribers(id, {
+        subscribers: [{ email: 'grace@example.org', name: 'Grace Hopper' }, { email: 'new@example.org' }],
+      }).expect(200);
       expect(second.body).toEqual({ added: 1, existing: 1, invalid: [] });
 
       const page = await t.http.get(`/email/lists/${id}/subscribers`).set(bearer(usageKey)).expect(200);
       expect(page.body).toEqual({
         subscribers: [
           { email: 'ada@example.org', name: 'Ada Lovelace', status: 'subscribed', createdAt: expect.any(String), unsubscribedAt: null },
-          { email: 'grace@example.org', name: 'Grace Hopper', status: 'unsubscribed', createdAt: expect.any(String), unsubscribedAt: expect.any(String) },
+          {
+            email: 'grace@example.org',
+            name: 'Grace Hopper',
+            status: 'unsubscribed',
+            createdAt: expect.any(String),
+            unsubscribedAt: expect.any(String),
+          },
           { email: 'linus@example.org', name: null, status: 'subscribed', createdAt: expect.any(String), unsubscribedAt: null },
           { email: 'new@example.org', name: null, status: 'subscribed', createdAt: expect.any(String), unsubscribedAt: null },
         ],
         nextCursor: null,
       });
-      const unsubscribed = await t.http.get(`/email/lists/${id}/subscribers`).query({ status: 'unsubscribed' }).set(bearer(adminKey)).expect(200);
+      const unsubscribed = await t.http
+        .get(`/email/lists/${id}/subscribers`)
+        .query({ status: 'unsubscribed' })
+        .set(bearer(adminKey))
+        .expect(200);
       expect(unsubscribed.body.subscribers.map((s: { email: string }) => s.email)).toEqual(['grace@example.org']);
       const list = await t.http.get(`/email/lists/${id}`).set(bearer(adminKey)).expect(200);
       expect(list.body.subscribers).toEqual({ subscribed: 3, unsubscribed: 1 });
@@ -170,7 +216,10 @@ describe('mailing lists', () => {
       const id = await createList();
       const many = Array.from({ length: 1001 }, (_, i) => ({ email: `s${i}@example.org` }));
       const tooMany = await addSubscribers(id, many).expect(400);
-      expect(tooMany.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: { fields: [{ field: 'subscribers', message: expect.stringContaining('at most 1000') }] } });
+      expect(tooMany.body.error).toMatchObject({
+        code: 'VALIDATION_FAILED',
+        details: { fields: [{ field: 'subscribers', message: expect.stringContaining('at most 1000') }] },
+      });
       await addSubscribers(id, { subscribers: [], extra: true }).expect(400);
       await addSubscribers(id, { email: 'ada@example.org' }).expect(400);
       const list = await t.http.get(`/email/lists/${id}`).set(bearer(adminKey)).expect(200);
@@ -181,20 +230,32 @@ describe('mailing lists', () => {
     it('pages subscribers in address order with a cursor and removes one', async () => {
       const id = await createList();
       const addresses = Array.from({ length: 7 }, (_, i) => `member${i}@example.org`);
-      await addSubscribers(id, [...addresses].reverse().map((email) => ({ email }))).expect(200);
+      await addSubscribers(
+        id,
+        [...addresses].reverse().map((email) => ({ email })),
+      ).expect(200);
       const seen: string[] = [];
       let cursor: string | undefined;
       do {
-        const page = await t.http.get(`/email/lists/${id}/subscribers`).query({ limit: 3, ...(cursor ? { cursor } : {}) }).set(bearer(adminKey)).expect(200);
+        const page = await t.http
+          .get(`/email/lists/${id}/subscribers`)
+          .query({ limit: 3, ...(cursor ? { cursor } : {}) })
+          .set(bearer(adminKey))
+          .expect(200);
         expect(page.body.subscribers.length).toBeLessThanOrEqual(3);
         seen.push(...page.body.subscribers.map((s: { email: string }) => s.email));
         cursor = page.body.nextCursor ?? undefined;
       } while (cursor);
       expect(seen).toEqual(addresses);
 
-      const removed = await t.http.delete(`/email/lists/${id}/subscribers/${encodeURIComponent('MEMBER3@example.org')}`).set(bearer(adminKey)).expect(200);
+      const removed = await t.http
+        .delete(`/email/lists/${id}/subscribers/${encodeURIComponent('MEMBER3@example.org')}`)
+        .set(bearer(adminKey))
+        .expect(200);
       expect(removed.body).toEqual({ success: true, message: 'member3@example.org removed from the list' });
-      expect((await t.http.delete(`/email/lists/${id}/subscribers/member3%40example.org`).set(bearer(adminKey)).expect(404)).body.error.code).toBe('NOT_FOUND');
+      expect(
+        (await t.http.delete(`/email/lists/${id}/subscribers/member3%40example.org`).set(bearer(adminKey)).expect(404)).body.error.code,
+      ).toBe('NOT_FOUND');
       const after = await t.http.get(`/email/lists/${id}/subscribers`).set(bearer(adminKey)).expect(200);
       expect(after.body.subscribers.map((s: { email: string }) => s.email)).toEqual(addresses.filter((a) => a !== 'member3@example.org'));
     });
@@ -225,7 +286,13 @@ describe('mailing lists', () => {
         .set(bearer(usageKey))
         .send({ from: `News <news@${domain}>`, list: id, template: tag, variables: { tag }, metadata: { campaign: tag } })
         .expect(200);
-      expect(accepted.body).toEqual({ success: true, listSendId: expect.stringMatching(/^lsnd_[0-9A-Za-z]{22}$/), listId: id, status: 'queued', queued: 3 });
+      expect(accepted.body).toEqual({
+        success: true,
+        listSendId: expect.stringMatching(/^lsnd_[0-9A-Za-z]{22}$/),
+        listId: id,
+        status: 'queued',
+        queued: 3,
+      });
 
       const delivered = people.slice(0, 3);
       const mails = await Promise.all(delivered.map(({ name }) => sink.waitFor((m) => m.parsed?.subject === `${tag} for ${name}`)));
@@ -261,7 +328,10 @@ describe('mailing lists', () => {
       const id = await createList();
       await addSubscribers(id, [{ email: 'ada@example.org' }]).expect(200);
       const send = (body: object, key = adminKey) =>
-        t.http.post('/email/send').set(bearer(key)).send({ from: `news@${domain}`, subject: 'Hi {{name}}', text: 'Hello', ...body });
+        t.http
+          .post('/email/send')
+          .set(bearer(key))
+          .send({ from: `news@${domain}`, subject: 'Hi {{name}}', text: 'Hello', ...body });
 
       const withTo = await send({ list: id, to: 'ada@example.org' }).expect(400);
       expect(withTo.body.error.details.fields).toEqual([{ field: 'to', message: expect.stringContaining('cannot be used with list') }]);
@@ -272,22 +342,38 @@ describe('mailing lists', () => {
       expect((await send({ list: id, subject: '{{#broken}}' }).expect(400)).body.error.code).toBe('VALIDATION_FAILED');
       // Without to or list, a send still needs its recipients.
       expect((await send({}).expect(400)).body.error.code).toBe('VALIDATION_FAILED');
-      const sends: { n: number }[] = await t.app.get(DataSource).query('SELECT count(*)::int AS n FROM list_sends WHERE list_id = $1', [id]);
+      const sends: { n: number }[] = await t.app
+        .get(DataSource)
+        .query('SELECT count(*)::int AS n FROM list_sends WHERE list_id = $1', [id]);
       expect(sends[0].n).toBe(0);
-      expect((await t.http.get(`/email/lists/${id}/sends/lsnd_unknown`).set(bearer(adminKey)).expect(404)).body.error.code).toBe('NOT_FOUND');
+      expect((await t.http.get(`/email/lists/${id}/sends/lsnd_unknown`).set(bearer(adminKey)).expect(404)).body.error.code).toBe(
+        'NOT_FOUND',
+      );
     });
 
     it('fans 1,200 subscribers out a page at a time, each address exactly once, even with a second run racing the first', async () => {
       const id = await createList();
       const addresses = Array.from({ length: 1200 }, (_, i) => `reader${String(i).padStart(4, '0')}@example.org`);
-      await addSubscribers(id, addresses.slice(0, 1000).map((email) => ({ email }))).expect(200);
-      await addSubscribers(id, addresses.slice(1000).map((email) => ({ email }))).expect(200);
+      await addSubscribers(
+        id,
+        addresses.slice(0, 1000).map((email) => ({ email })),
+      ).expect(200);
+      await addSubscribers(
+        id,
+        addresses.slice(1000).map((email) => ({ email })),
+      ).expect(200);
 
       // Scheduled a day ahead: the messages are made now and wait, so the SMTP sink is left alone.
       const accepted = await t.http
         .post('/email/send')
         .set(bearer(adminKey))
-        .send({ from: `news@${domain}`, list: id, subject: 'Big {{email}}', html: '<p>Hi {{email}}</p>', scheduleFor: new Date(Date.now() + 86_400_000).toISOString() })
+        .send({
+          from: `news@${domain}`,
+          list: id,
+          subject: 'Big {{email}}',
+          html: '<p>Hi {{email}}</p>',
+          scheduleFor: new Date(Date.now() + 86_400_000).toISOString(),
+        })
         .expect(200);
       expect(accepted.body.queued).toBe(1200);
       // A stalled job run beside the live one must not write anyone twice.
@@ -308,11 +394,20 @@ describe('mailing lists', () => {
     it('resumes after the last committed page when the sweeper finds a list send without a live job', async () => {
       const id = await createList();
       const addresses = Array.from({ length: 600 }, (_, i) => `resume${String(i).padStart(3, '0')}@example.org`);
-      await addSubscribers(id, addresses.map((email) => ({ email }))).expect(200);
+      await addSubscribers(
+        id,
+        addresses.map((email) => ({ email })),
+      ).expect(200);
       const accepted = await t.http
         .post('/email/send')
         .set(bearer(adminKey))
-        .send({ from: `news@${domain}`, list: id, subject: 'Resume', text: 'x', scheduleFor: new Date(Date.now() + 86_400_000).toISOString() })
+        .send({
+          from: `news@${domain}`,
+          list: id,
+          subject: 'Resume',
+          text: 'x',
+          scheduleFor: new Date(Date.now() + 86_400_000).toISOString(),
+        })
         .expect(200);
       await waitUntilDone(id, accepted.body.listSendId);
 

@@ -10,12 +10,21 @@ import { createTestApp, TestApp } from '../support/test-app';
 import { waitForValue } from '../support/wait-for';
 
 const PROVIDER_SECRET = 'provider-secret-for-the-event-webhooks-test';
-const DESKTOP_BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15';
+const DESKTOP_BROWSER =
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15';
 
 interface ReceivedHook {
   headers: IncomingHttpHeaders;
   raw: string;
-  body: { id: string; type: string; messageId?: string; recipient?: string | null; machine?: boolean; detail?: string | null; metadata?: Record<string, string> };
+  body: {
+    id: string;
+    type: string;
+    messageId?: string;
+    recipient?: string | null;
+    machine?: boolean;
+    detail?: string | null;
+    metadata?: Record<string, string>;
+  };
 }
 
 /**
@@ -72,8 +81,14 @@ describe('message events → signed webhooks', () => {
 
   /** The webhook of this type for this message, once it arrived; its signature must verify. */
   async function hook(type: string, messageId: string): Promise<ReceivedHook['body']> {
-    const arrived = await waitForValue(`a ${type} webhook for ${messageId}`, () => received.find((h) => h.body.type === type && h.body.messageId === messageId));
-    const headers = { 'webhook-id': String(arrived.headers['webhook-id']), 'webhook-timestamp': String(arrived.headers['webhook-timestamp']), 'webhook-signature': String(arrived.headers['webhook-signature']) };
+    const arrived = await waitForValue(`a ${type} webhook for ${messageId}`, () =>
+      received.find((h) => h.body.type === type && h.body.messageId === messageId),
+    );
+    const headers = {
+      'webhook-id': String(arrived.headers['webhook-id']),
+      'webhook-timestamp': String(arrived.headers['webhook-timestamp']),
+      'webhook-signature': String(arrived.headers['webhook-signature']),
+    };
     expect(new Webhook(secret).verify(arrived.raw, headers)).toEqual(arrived.body);
     expect(arrived.headers['webhook-id']).toBe(arrived.body.id);
     return arrived.body;
@@ -116,7 +131,12 @@ describe('message events → signed webhooks', () => {
     const now = new Date();
     const signature = new Webhook(Buffer.from(PROVIDER_SECRET, 'utf8'), { format: 'raw' }).sign(id, now, payload);
     return {
-      headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': signature },
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+        'webhook-signature': signature,
+      },
       payload,
     };
   }
@@ -170,13 +190,20 @@ describe('message events → signed webhooks', () => {
     expect(answer.body).toEqual({ received: 3, applied: 3, ignored: 0 });
 
     expect(await hook('delivered', delivered.messageId)).toMatchObject({ recipient: 'kept@example.org' });
-    expect(await hook('bounced', bounced.messageId)).toMatchObject({ recipient: 'gone@example.org', detail: expect.stringContaining('550 5.1.1') });
+    expect(await hook('bounced', bounced.messageId)).toMatchObject({
+      recipient: 'gone@example.org',
+      detail: expect.stringContaining('550 5.1.1'),
+    });
     expect(await hook('complained', complained.messageId)).toMatchObject({ recipient: 'angry@example.org' });
 
     const status = async (id: string) => (await t.http.get(`/email/status/${id}`).set(bearer(owner.adminKey)).expect(200)).body;
     expect((await status(delivered.messageId)).status).toBe('delivered');
     expect((await status(bounced.messageId)).status).toBe('bounced');
-    const check = await t.http.get('/email/suppression/check').query({ email: 'angry@example.org' }).set(bearer(owner.adminKey)).expect(200);
+    const check = await t.http
+      .get('/email/suppression/check')
+      .query({ email: 'angry@example.org' })
+      .set(bearer(owner.adminKey))
+      .expect(200);
     expect(check.body).toMatchObject({ suppressed: true, reason: 'complained' });
   });
 });

@@ -47,10 +47,7 @@ describe('projects', () => {
   it('is for admin keys only: 401 without a key, 403 for usage and public keys', async () => {
     const { key: usage } = await createKey(t, adminA, { keyType: 'usage' });
     const { key: publicToken } = await createKey(t, adminA, { keyType: 'public', domainScope: 'example.test' });
-    for (const send of [
-      () => t.http.get('/projects'),
-      () => t.http.post('/projects').send({ name: 'No' }),
-    ]) {
+    for (const send of [() => t.http.get('/projects'), () => t.http.post('/projects').send({ name: 'No' })]) {
       expect((await send()).status).toBe(401);
       expect((await send().set(bearer(usage))).status).toBe(403);
       expect((await send().set('X-Public-Token', publicToken)).status).toBe(403);

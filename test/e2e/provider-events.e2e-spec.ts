@@ -51,7 +51,11 @@ describe('provider events', () => {
   /** A message handed to the sink: its id and the Message-ID the recipient sees. */
   const sentMessage = async (to: string | string[] = `ada.${unique()}@example.org`) => {
     const subject = `provider ${unique()}`;
-    const res = await t.http.post('/email/send').set(bearer(adminKey)).send({ from: `hello@${domain}`, to, subject, text: 'hi' }).expect(200);
+    const res = await t.http
+      .post('/email/send')
+      .set(bearer(adminKey))
+      .send({ from: `hello@${domain}`, to, subject, text: 'hi' })
+      .expect(200);
     const mail = await sink.waitFor((m) => m.parsed?.subject === subject);
     await waitForStatus(res.body.messageId, 'sent');
     return { messageId: res.body.messageId as string, headerMessageId: mail.parsed!.messageId!, to };
@@ -104,7 +108,10 @@ describe('provider events', () => {
 
     it('refuses a body other than the one signed', async () => {
       const headers = signed(JSON.stringify(body));
-      const res = await t.http.post('/provider/events').set(headers).send(JSON.stringify({ ...body, type: 'bounced' }));
+      const res = await t.http
+        .post('/provider/events')
+        .set(headers)
+        .send(JSON.stringify({ ...body, type: 'bounced' }));
       expectSignatureRefused(res);
     });
 
@@ -142,7 +149,10 @@ describe('provider events', () => {
       .send({ from: `hello@${domain}`, to: [to, other], subject: 'again', text: 'hi' })
       .expect(200);
     expect(send.body.suppressed).toEqual([to]);
-    const alone = await t.http.post('/email/send').set(bearer(adminKey)).send({ from: `hello@${domain}`, to, subject: 'again', text: 'hi' });
+    const alone = await t.http
+      .post('/email/send')
+      .set(bearer(adminKey))
+      .send({ from: `hello@${domain}`, to, subject: 'again', text: 'hi' });
     expect(alone.status).toBe(422);
     expect(alone.body.error.code).toBe('ALL_RECIPIENTS_SUPPRESSED');
   });
@@ -197,7 +207,12 @@ describe('provider events', () => {
       { messageId, type: 'opened', timestamp: at(2) },
     ]).expect(202);
     expect(res.body).toEqual({ received: 3, applied: 3, ignored: 0 });
-    const wrapped = { events: [{ messageId, type: 'opened' }, { messageId: 'msg_unknown', type: 'opened' }] };
+    const wrapped = {
+      events: [
+        { messageId, type: 'opened' },
+        { messageId: 'msg_unknown', type: 'opened' },
+      ],
+    };
     await post(wrapped).expect(202, { received: 2, applied: 1, ignored: 1 });
 
     const after = await status(messageId);

@@ -49,7 +49,8 @@ describe('quotas', () => {
     const { accountId, adminKey } = await createAccount(t, `Quota ${unique()}`);
     const domain = `q${unique()}.quota.test`;
     await createVerifiedDomain(t, accountId, domain);
-    if (Object.keys(changes).length) await t.http.patch(`/admin/accounts/${accountId}`).set(bearer(t.operatorKey)).send(changes).expect(200);
+    if (Object.keys(changes).length)
+      await t.http.patch(`/admin/accounts/${accountId}`).set(bearer(t.operatorKey)).send(changes).expect(200);
     return { accountId, adminKey, domain };
   }
 
@@ -90,7 +91,11 @@ describe('quotas', () => {
     );
   }
 
-  function expectRefused(res: Response, code: string, details: { quota: string; limit: number; remaining: number; requested: number; reset?: string }) {
+  function expectRefused(
+    res: Response,
+    code: string,
+    details: { quota: string; limit: number; remaining: number; requested: number; reset?: string },
+  ) {
     expect(res.status).toBe(429);
     expect(res.body).toEqual({
       error: {
@@ -124,16 +129,26 @@ describe('quotas', () => {
   }
 
   async function createForm(who: Tenant, settings: Record<string, unknown> = {}): Promise<string> {
-    const res = await t.http.post('/api/forms').set(bearer(who.adminKey)).send({ name: 'Contact', to: 'owner@acme.example', ...settings });
+    const res = await t.http
+      .post('/api/forms')
+      .set(bearer(who.adminKey))
+      .send({ name: 'Contact', to: 'owner@acme.example', ...settings });
     expect(res.status).toBe(201);
     return res.body.id;
   }
 
   const submit = (who: Tenant, formId: string, fields: Record<string, string> = {}) =>
-    t.http.post(`/f/${formId}`).set(bearer(who.adminKey)).set('Accept', 'application/json').send({ message: `m-${unique()}`, ...fields });
+    t.http
+      .post(`/f/${formId}`)
+      .set(bearer(who.adminKey))
+      .set('Accept', 'application/json')
+      .send({ message: `m-${unique()}`, ...fields });
 
   async function submissions(formId: string, status = 'accepted'): Promise<number> {
-    const rows: { n: number }[] = await db().query('SELECT count(*)::int AS n FROM form_submissions WHERE form_id = $1 AND status = $2', [formId, status]);
+    const rows: { n: number }[] = await db().query('SELECT count(*)::int AS n FROM form_submissions WHERE form_id = $1 AND status = $2', [
+      formId,
+      status,
+    ]);
     return rows[0].n;
   }
 
@@ -162,7 +177,12 @@ describe('quotas', () => {
       await sink.waitFor(mailWithSubject(last));
 
       const first = `first-refused-${unique()}`;
-      expectRefused(await send(who, { subject: first }), 'QUOTA_EXCEEDED', { quota: 'emails_per_month', limit: 360, remaining: 0, requested: 1 });
+      expectRefused(await send(who, { subject: first }), 'QUOTA_EXCEEDED', {
+        quota: 'emails_per_month',
+        limit: 360,
+        remaining: 0,
+        requested: 1,
+      });
       expect(await messages(who.accountId, first)).toBe(0);
       expect(await messages(who.accountId)).toBe(2);
       expect(await usage(who.accountId)).toEqual({ emails: 360, submissions: 0 });
@@ -185,7 +205,12 @@ describe('quotas', () => {
       await recordEmails(who.accountId, 250_000);
       await send(who, { to: recipients(3) }).expect(200);
       expect(await usage(who.accountId)).toEqual({ emails: 250_003, submissions: 0 });
-      expect((await settingsOf(who)).quotas.emails_per_month).toEqual({ limit: null, used: 250_003, remaining: null, reset_time: nextMonth() });
+      expect((await settingsOf(who)).quotas.emails_per_month).toEqual({
+        limit: null,
+        used: 250_003,
+        remaining: null,
+        reset_time: nextMonth(),
+      });
     });
 
     it('refuses a batch whole when it does not fit, and accepts one that does', async () => {
@@ -208,8 +233,18 @@ describe('quotas', () => {
     it('refuses a list send whole when its subscribers do not fit, and counts them all at acceptance when they do', async () => {
       const who = await tenant({ tier: 'enterprise', quotas: { emails_per_month: 3 } });
       const template = `news-${unique()}`;
-      await t.http.post('/email/templates').set(bearer(who.adminKey)).send({ name: template, subject: 'News', text: 'Hello {{name}}' }).expect(201);
-      const listId = (await t.http.post('/email/lists').set(bearer(who.adminKey)).send({ name: `list ${unique()}` }).expect(201)).body.id;
+      await t.http
+        .post('/email/templates')
+        .set(bearer(who.adminKey))
+        .send({ name: template, subject: 'News', text: 'Hello {{name}}' })
+        .expect(201);
+      const listId = (
+        await t.http
+          .post('/email/lists')
+          .set(bearer(who.adminKey))
+          .send({ name: `list ${unique()}` })
+          .expect(201)
+      ).body.id;
       await t.http
         .post(`/email/lists/${listId}/subscribers`)
         .set(bearer(who.adminKey))
@@ -223,12 +258,20 @@ describe('quotas', () => {
       expect(await usage(who.accountId)).toEqual({ emails: 0, submissions: 0 });
 
       // The operator raises the quota: it applies to the very next send.
-      await t.http.patch(`/admin/accounts/${who.accountId}`).set(bearer(t.operatorKey)).send({ quotas: { emails_per_month: 4 } }).expect(200);
+      await t.http
+        .patch(`/admin/accounts/${who.accountId}`)
+        .set(bearer(t.operatorKey))
+        .send({ quotas: { emails_per_month: 4 } })
+        .expect(200);
       const accepted = await listSend().expect(200);
       expect(accepted.body).toMatchObject({ status: 'queued', queued: 4 });
       expect(await usage(who.accountId)).toEqual({ emails: 4, submissions: 0 });
       // The fan-out's pages are not metered again.
-      await waitFor('the list send to be made', () => messages(who.accountId), (n) => n === 4);
+      await waitFor(
+        'the list send to be made',
+        () => messages(who.accountId),
+        (n) => n === 4,
+      );
       expect(await usage(who.accountId)).toEqual({ emails: 4, submissions: 0 });
       expectRefused(await send(who), 'QUOTA_EXCEEDED', { quota: 'emails_per_month', limit: 4, remaining: 0, requested: 1 });
     });
@@ -243,7 +286,12 @@ describe('quotas', () => {
       await submit(who, formId, { _service_honeypot: 'http://spam.example' }).expect(200);
       expect(await submissions(formId, 'spam')).toBe(1);
       await submit(who, formId).expect(200);
-      expectRefused(await submit(who, formId), 'QUOTA_EXCEEDED', { quota: 'form_submissions_per_hour', limit: 2, remaining: 0, requested: 1 });
+      expectRefused(await submit(who, formId), 'QUOTA_EXCEEDED', {
+        quota: 'form_submissions_per_hour',
+        limit: 2,
+        remaining: 0,
+        requested: 1,
+      });
       expect(await submissions(formId)).toBe(2);
       expect(await usage(who.accountId)).toEqual({ emails: 0, submissions: 2 });
       // Form mail is metered by its submission, not as emails: sends are not held to the submission quota.
@@ -255,13 +303,23 @@ describe('quotas', () => {
       const freeForm = await createForm(free);
       await recordSubmissions(free.accountId, 99);
       await submit(free, freeForm).expect(200);
-      expectRefused(await submit(free, freeForm), 'QUOTA_EXCEEDED', { quota: 'form_submissions_per_hour', limit: 100, remaining: 0, requested: 1 });
+      expectRefused(await submit(free, freeForm), 'QUOTA_EXCEEDED', {
+        quota: 'form_submissions_per_hour',
+        limit: 100,
+        remaining: 0,
+        requested: 1,
+      });
 
       const pro = await tenant({ tier: 'pro' });
       const proForm = await createForm(pro);
       await recordSubmissions(pro.accountId, 1999);
       await submit(pro, proForm).expect(200);
-      expectRefused(await submit(pro, proForm), 'QUOTA_EXCEEDED', { quota: 'form_submissions_per_hour', limit: 2000, remaining: 0, requested: 1 });
+      expectRefused(await submit(pro, proForm), 'QUOTA_EXCEEDED', {
+        quota: 'form_submissions_per_hour',
+        limit: 2000,
+        remaining: 0,
+        requested: 1,
+      });
       const quotas = (await settingsOf(pro)).quotas;
       expect(quotas.form_submissions_per_hour).toMatchObject({ limit: 2000, used: 2000, remaining: 0 });
       expect(quotas.form_submissions_per_day).toMatchObject({ limit: 20_000, used: 2000, remaining: 18_000 });
@@ -269,9 +327,16 @@ describe('quotas', () => {
 
     it('answers a refused browser post with the form’s global_limited text', async () => {
       const who = await tenant({ tier: 'enterprise', quotas: { form_submissions_per_hour: 1 } });
-      const formId = await createForm(who, { rate_limiting: { messages: { global_limited: 'We are receiving too many messages, please try again later.' } } });
+      const formId = await createForm(who, {
+        rate_limiting: { messages: { global_limited: 'We are receiving too many messages, please try again later.' } },
+      });
       await submit(who, formId).expect(200);
-      const res = await t.http.post(`/f/${formId}`).set(bearer(who.adminKey)).set('Accept', 'text/html').type('form').send({ message: 'hello' });
+      const res = await t.http
+        .post(`/f/${formId}`)
+        .set(bearer(who.adminKey))
+        .set('Accept', 'text/html')
+        .type('form')
+        .send({ message: 'hello' });
       expect(res.status).toBe(429);
       expect(res.body.error).toMatchObject({
         code: 'QUOTA_EXCEEDED',
@@ -301,7 +366,12 @@ describe('quotas', () => {
 
       await limits({ daily: null, monthly: 7 });
       await submit(who, formId).expect(200);
-      expectRefused(await send(who, { to: recipients(2) }), 'ACCOUNT_QUOTA_EXCEEDED', { quota: 'global_monthly', limit: 7, remaining: 1, requested: 2 });
+      expectRefused(await send(who, { to: recipients(2) }), 'ACCOUNT_QUOTA_EXCEEDED', {
+        quota: 'global_monthly',
+        limit: 7,
+        remaining: 1,
+        requested: 2,
+      });
       await send(who).expect(200);
       expectRefused(await submit(who, formId), 'ACCOUNT_QUOTA_EXCEEDED', { quota: 'global_monthly', limit: 7, remaining: 0, requested: 1 });
 
@@ -313,7 +383,11 @@ describe('quotas', () => {
 
     it('reports the quota that keeps the caller waiting longest when several refuse', async () => {
       const who = await tenant({ tier: 'enterprise', quotas: { emails_per_month: 2 } });
-      await t.http.patch('/settings').set(bearer(who.adminKey)).send({ global_limits: { hourly: 2 } }).expect(200);
+      await t.http
+        .patch('/settings')
+        .set(bearer(who.adminKey))
+        .send({ global_limits: { hourly: 2 } })
+        .expect(200);
       await send(who, { to: recipients(2) }).expect(200);
       const res = await send(who);
       expectRefused(res, 'QUOTA_EXCEEDED', { quota: 'emails_per_month', limit: 2, remaining: 0, requested: 1, reset: nextMonth() });
@@ -347,14 +421,24 @@ describe('quotas', () => {
         },
       });
 
-      const patched = await t.http.patch('/settings').set(bearer(who.adminKey)).send({ global_limits: { hourly: 50, monthly: 1000 } }).expect(200);
+      const patched = await t.http
+        .patch('/settings')
+        .set(bearer(who.adminKey))
+        .send({ global_limits: { hourly: 50, monthly: 1000 } })
+        .expect(200);
       expect(patched.body.global_limits).toEqual({ hourly: 50, daily: null, monthly: 1000 });
       expect(patched.body.quotas.global_hourly).toEqual(standing(50, 10, hourEnd));
-      const daily = await t.http.patch('/settings').set(bearer(who.adminKey)).send({ global_limits: { daily: 200, hourly: null } }).expect(200);
+      const daily = await t.http
+        .patch('/settings')
+        .set(bearer(who.adminKey))
+        .send({ global_limits: { daily: 200, hourly: null } })
+        .expect(200);
       expect(daily.body.global_limits).toEqual({ hourly: null, daily: 200, monthly: 1000 });
       await t.http.patch('/settings').set(bearer(who.adminKey)).send({}).expect(200);
       expect((await settingsOf(who)).global_limits).toEqual({ hourly: null, daily: 200, monthly: 1000 });
-      const stored: { settings: Record<string, unknown> }[] = await db().query('SELECT settings FROM accounts WHERE id = $1', [who.accountId]);
+      const stored: { settings: Record<string, unknown> }[] = await db().query('SELECT settings FROM accounts WHERE id = $1', [
+        who.accountId,
+      ]);
       expect(stored[0].settings).toEqual({ global_limits: { daily: 200, monthly: 1000 } });
       await t.http.patch('/settings').set(bearer(who.adminKey)).send({ global_limits: null }).expect(200);
       expect((await db().query('SELECT settings FROM accounts WHERE id = $1', [who.accountId]))[0].settings).toEqual({});
@@ -362,7 +446,11 @@ describe('quotas', () => {
 
     it('refuses limits that are not positive integers, unknown fields, and keys without the right', async () => {
       const who = await tenant();
-      const patch = (body: unknown, key = who.adminKey) => t.http.patch('/settings').set(bearer(key)).send(body as object);
+      const patch = (body: unknown, key = who.adminKey) =>
+        t.http
+          .patch('/settings')
+          .set(bearer(key))
+          .send(body as object);
       const fieldsOf = (res: Response) => res.body.error.details.fields.map((f: { field: string }) => f.field);
       for (const [body, field] of [
         [{ global_limits: { hourly: 0 } }, 'global_limits.hourly'],
@@ -395,7 +483,11 @@ describe('quotas', () => {
       const res = await t.http
         .patch(`/admin/accounts/${who.accountId}`)
         .set(bearer(t.operatorKey))
-        .send({ tier: 'enterprise', limits: { requests_per_hour: 5000, burst: 50 }, quotas: { emails_per_month: 100, form_submissions_per_day: 9 } })
+        .send({
+          tier: 'enterprise',
+          limits: { requests_per_hour: 5000, burst: 50 },
+          quotas: { emails_per_month: 100, form_submissions_per_day: 9 },
+        })
         .expect(200);
       expect(res.body).toEqual({
         id: who.accountId,
@@ -409,7 +501,10 @@ describe('quotas', () => {
       });
       // Keys carry the tier: the account's keys see it at once, and the limiter its limits.
       expect((await t.http.get('/auth/whoami').set(bearer(who.adminKey)).expect(200)).body.plan).toBe('enterprise');
-      expect((await t.http.get('/rate-limits/status').set(bearer(who.adminKey)).expect(200)).body.plan_limits).toEqual({ requests_per_hour: 5000, burst: 50 });
+      expect((await t.http.get('/rate-limits/status').set(bearer(who.adminKey)).expect(200)).body.plan_limits).toEqual({
+        requests_per_hour: 5000,
+        burst: 50,
+      });
       expect((await settingsOf(who)).quotas.emails_per_month.limit).toBe(100);
 
       const changed = await t.http
@@ -423,7 +518,10 @@ describe('quotas', () => {
       expect((await t.http.patch(`/admin/accounts/${who.accountId}`).set(bearer(who.adminKey)).send({ tier: 'pro' })).status).toBe(403);
       const unknown = await t.http.patch('/admin/accounts/acc_unknown').set(bearer(t.operatorKey)).send({ tier: 'pro' });
       expect(unknown.status).toBe(404);
-      const bad = await t.http.patch(`/admin/accounts/${who.accountId}`).set(bearer(t.operatorKey)).send({ tier: 'gold', quotas: { emails_per_month: -1 } });
+      const bad = await t.http
+        .patch(`/admin/accounts/${who.accountId}`)
+        .set(bearer(t.operatorKey))
+        .send({ tier: 'gold', quotas: { emails_per_month: -1 } });
       expect(bad.status).toBe(400);
       expect(bad.body.error.details.fields.map((f: { field: string }) => f.field).sort()).toEqual(['quotas.emails_per_month', 'tier']);
       expect((await settingsOf(who)).tier).toBe('enterprise');
@@ -433,7 +531,11 @@ describe('quotas', () => {
   describe('counters', () => {
     it('reloads lost Redis counters from PostgreSQL and stays exact', async () => {
       const who = await tenant({ tier: 'enterprise', quotas: { emails_per_month: 10 } });
-      await t.http.patch('/settings').set(bearer(who.adminKey)).send({ global_limits: { daily: 10 } }).expect(200);
+      await t.http
+        .patch('/settings')
+        .set(bearer(who.adminKey))
+        .send({ global_limits: { daily: 10 } })
+        .expect(200);
       const redis = t.app.get(RedisService);
       const counters = async () => (await redis.client.keys(redis.key('quota', who.accountId, '*'))).sort();
 
@@ -470,16 +572,26 @@ describe('quotas', () => {
         await connection.connect();
       }
       // The counter missed what was accepted meanwhile: it is dropped and loaded again.
-      await waitFor('the quota connection', () => connection.status, (status) => status === 'ready');
+      await waitFor(
+        'the quota connection',
+        () => connection.status,
+        (status) => status === 'ready',
+      );
       expectRefused(await send(who), 'QUOTA_EXCEEDED', { quota: 'emails_per_month', limit: 6, remaining: 0, requested: 1 });
       const redis = t.app.get(RedisService);
-      expect(await redis.client.get(redis.key('quota', who.accountId, 'emails', `m${new Date().toISOString().slice(0, 7).replace('-', '')}`))).toBe('6');
+      expect(
+        await redis.client.get(redis.key('quota', who.accountId, 'emails', `m${new Date().toISOString().slice(0, 7).replace('-', '')}`)),
+      ).toBe('6');
       expect(await messages(who.accountId)).toBe(4);
     });
 
     it('counts 200 concurrent sends exactly', async () => {
       const who = await tenant({ tier: 'enterprise', quotas: { emails_per_month: 1_000_000 } });
-      await t.http.patch('/settings').set(bearer(who.adminKey)).send({ global_limits: { hourly: 1_000_000 } }).expect(200);
+      await t.http
+        .patch('/settings')
+        .set(bearer(who.adminKey))
+        .send({ global_limits: { hourly: 1_000_000 } })
+        .expect(200);
       // Scheduled a day ahead: accepted and metered now, not delivered during the test.
       const scheduleFor = new Date(Date.now() + 86_400_000).toISOString();
       const results = await Promise.all(Array.from({ length: 200 }, () => send(who, { scheduleFor })));

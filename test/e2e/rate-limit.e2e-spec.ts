@@ -158,7 +158,10 @@ describe('rate limiting', () => {
       const { accountId, adminKey } = await createAccount(t);
       await t.app
         .get(DataSource)
-        .query(`UPDATE accounts SET tier = 'enterprise', settings = $2 WHERE id = $1`, [accountId, { limits: { requests_per_minute: 6, burst: 3 } }]);
+        .query(`UPDATE accounts SET tier = 'enterprise', settings = $2 WHERE id = $1`, [
+          accountId,
+          { limits: { requests_per_minute: 6, burst: 3 } },
+        ]);
       const key = await keyFor(accountId);
       const status = await t.http.get('/rate-limits/status').set(bearer(adminKey)).expect(200);
       expect(status.body).toMatchObject({ plan: 'enterprise', plan_limits: { requests_per_minute: 6, burst: 3 } });
@@ -206,8 +209,16 @@ describe('rate limiting', () => {
 
     it('puts the key’s headers on 403 and 404 answers', async () => {
       const { key } = await accountWithKey({ restrictions: { burst_limit: 10 } });
-      expect(limitHeaders(await t.http.get('/api-keys').set(bearer(key)).expect(403))).toEqual({ limit: 10, remaining: 9, scope: 'api-key' });
-      expect(limitHeaders(await t.http.get('/nothing-here').set(bearer(key)).expect(404))).toEqual({ limit: 10, remaining: 8, scope: 'api-key' });
+      expect(limitHeaders(await t.http.get('/api-keys').set(bearer(key)).expect(403))).toEqual({
+        limit: 10,
+        remaining: 9,
+        scope: 'api-key',
+      });
+      expect(limitHeaders(await t.http.get('/nothing-here').set(bearer(key)).expect(404))).toEqual({
+        limit: 10,
+        remaining: 8,
+        scope: 'api-key',
+      });
     });
 
     it('counts and labels a malformed body too, and refuses a limited caller before reading its body', async () => {

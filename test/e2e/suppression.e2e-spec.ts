@@ -18,7 +18,11 @@ describe('suppression', () => {
   afterAll(() => t.close());
 
   it('adds an address, checks it case-insensitively and removes it', async () => {
-    const added = await t.http.post('/email/suppression').set(bearer(usageKey)).send({ email: 'Ada@Example.ORG', reason: 'bounced' }).expect(201);
+    const added = await t.http
+      .post('/email/suppression')
+      .set(bearer(usageKey))
+      .send({ email: 'Ada@Example.ORG', reason: 'bounced' })
+      .expect(201);
     expect(added.body).toEqual({
       success: true,
       created: true,
@@ -34,7 +38,10 @@ describe('suppression', () => {
     const check = await t.http.get('/email/suppression/check').query({ email: 'ADA@example.org' }).set(bearer(usageKey)).expect(200);
     expect(check.body).toEqual({ email: 'ada@example.org', suppressed: true, reason: 'bounced', createdAt: added.body.entry.createdAt });
 
-    const removed = await t.http.delete(`/email/suppression/${encodeURIComponent('ADA@example.org')}`).set(bearer(usageKey)).expect(200);
+    const removed = await t.http
+      .delete(`/email/suppression/${encodeURIComponent('ADA@example.org')}`)
+      .set(bearer(usageKey))
+      .expect(200);
     expect(removed.body).toEqual({ success: true, message: 'ada@example.org removed from the suppression list' });
     const after = await t.http.get('/email/suppression/check?email=ada%40example.org').set(bearer(usageKey)).expect(200);
     expect(after.body).toEqual({ email: 'ada@example.org', suppressed: false });
@@ -46,7 +53,11 @@ describe('suppression', () => {
   it('defaults the reason to manual and keeps the first entry on a duplicate', async () => {
     const first = await t.http.post('/email/suppression').set(bearer(adminKey)).send({ email: 'dup@example.org' }).expect(201);
     expect(first.body.entry.reason).toBe('manual');
-    const second = await t.http.post('/email/suppression').set(bearer(adminKey)).send({ email: 'DUP@example.org', reason: 'complained' }).expect(200);
+    const second = await t.http
+      .post('/email/suppression')
+      .set(bearer(adminKey))
+      .send({ email: 'DUP@example.org', reason: 'complained' })
+      .expect(200);
     expect(second.body).toEqual({ success: true, created: false, entry: first.body.entry });
     const list = await t.http.get('/email/suppression').query({ reason: 'manual' }).set(bearer(adminKey)).expect(200);
     expect(list.body.entries.filter((e: { email: string }) => e.email === 'dup@example.org')).toHaveLength(1);
@@ -62,7 +73,11 @@ describe('suppression', () => {
     let cursor: string | undefined;
     const pageSizes: number[] = [];
     do {
-      const res = await t.http.get('/email/suppression').query({ limit: 3, ...(cursor ? { cursor } : {}) }).set(bearer(key)).expect(200);
+      const res = await t.http
+        .get('/email/suppression')
+        .query({ limit: 3, ...(cursor ? { cursor } : {}) })
+        .set(bearer(key))
+        .expect(200);
       expect(res.body.count).toBe(7);
       seen.push(...res.body.entries);
       pageSizes.push(res.body.entries.length);

@@ -50,7 +50,11 @@ describe('templates', () => {
       .send({ subject: 'Your receipt {{number}}', html: '<p>{{number}}</p>', text: null })
       .expect(200);
     expect(changed.body).toMatchObject({ name: 'receipt', subject: 'Your receipt {{number}}', html: '<p>{{number}}</p>', text: null });
-    const rendered = await t.http.post('/email/templates/receipt/render').set(bearer(adminKey)).send({ variables: { number: 42 } }).expect(200);
+    const rendered = await t.http
+      .post('/email/templates/receipt/render')
+      .set(bearer(adminKey))
+      .send({ variables: { number: 42 } })
+      .expect(200);
     expect(rendered.body).toEqual({ subject: 'Your receipt 42', html: '<p>42</p>', text: null });
 
     const renamed = await t.http.put('/email/templates/receipt').set(bearer(adminKey)).send({ name: 'invoice' }).expect(200);
@@ -91,10 +95,16 @@ describe('templates', () => {
   });
 
   it('gives its default variables to every rendering, the caller’s own winning; null removes them', async () => {
-    const defaults = { name: 'signature', subject: 'From {{team}}', text: '{{greeting}}, {{name}}. {{team}}', variables: { team: 'Acme', greeting: 'Hello' } };
+    const defaults = {
+      name: 'signature',
+      subject: 'From {{team}}',
+      text: '{{greeting}}, {{name}}. {{team}}',
+      variables: { team: 'Acme', greeting: 'Hello' },
+    };
     const created = await t.http.post('/email/templates').set(bearer(adminKey)).send(defaults).expect(201);
     expect(created.body.variables).toEqual({ team: 'Acme', greeting: 'Hello' });
-    const render = (variables: object) => t.http.post('/email/templates/signature/render').set(bearer(adminKey)).send({ variables }).expect(200);
+    const render = (variables: object) =>
+      t.http.post('/email/templates/signature/render').set(bearer(adminKey)).send({ variables }).expect(200);
     expect((await render({ name: 'Ada' })).body).toMatchObject({ subject: 'From Acme', text: 'Hello, Ada. Acme' });
     expect((await render({ name: 'Ada', greeting: 'Hi' })).body.text).toBe('Hi, Ada. Acme');
 
@@ -124,7 +134,11 @@ describe('templates', () => {
     const unchanged = await t.http.get('/email/templates/welcome').set(bearer(adminKey)).expect(200);
     expect(unchanged.body.text).toBe(welcome.text);
 
-    const subject = await t.http.post('/email/templates').set(bearer(adminKey)).send({ name: 'b2', subject: 'Hi {{name', text: 'x' }).expect(400);
+    const subject = await t.http
+      .post('/email/templates')
+      .set(bearer(adminKey))
+      .send({ name: 'b2', subject: 'Hi {{name', text: 'x' })
+      .expect(400);
     expect(subject.body.error.details.fields[0]).toEqual({ field: 'subject', message: expect.stringMatching(/^line 1: syntax error/) });
   });
 
@@ -164,16 +178,28 @@ describe('templates', () => {
     const list = await t.http.get('/email/templates').set(bearer(otherAdminKey)).expect(200);
     expect(list.body).toEqual({ templates: [], count: 0 });
     await t.http.post('/email/templates').set(bearer(otherAdminKey)).send({ name: 'welcome', subject: 'Mine', text: 't' }).expect(201);
-    const own = await t.http.post('/email/templates/welcome/render').set(bearer(adminKey)).send({ variables: { name: 'A' } }).expect(200);
+    const own = await t.http
+      .post('/email/templates/welcome/render')
+      .set(bearer(adminKey))
+      .send({ variables: { name: 'A' } })
+      .expect(200);
     expect(own.body.subject).toBe('Welcome, A!');
   });
 
   it('serves a changed template at once, not a cached compilation', async () => {
     await t.http.post('/email/templates').set(bearer(adminKey)).send({ name: 'cached', subject: 'one {{v}}', text: 't' }).expect(201);
-    const first = await t.http.post('/email/templates/cached/render').set(bearer(adminKey)).send({ variables: { v: 1 } }).expect(200);
+    const first = await t.http
+      .post('/email/templates/cached/render')
+      .set(bearer(adminKey))
+      .send({ variables: { v: 1 } })
+      .expect(200);
     expect(first.body.subject).toBe('one 1');
     await t.http.put('/email/templates/cached').set(bearer(adminKey)).send({ subject: 'two {{v}}' }).expect(200);
-    const second = await t.http.post('/email/templates/cached/render').set(bearer(adminKey)).send({ variables: { v: 2 } }).expect(200);
+    const second = await t.http
+      .post('/email/templates/cached/render')
+      .set(bearer(adminKey))
+      .send({ variables: { v: 2 } })
+      .expect(200);
     expect(second.body.subject).toBe('two 2');
   });
 
@@ -201,7 +227,10 @@ describe('templates', () => {
     const readOnly = (await createKey(t, adminKey, { keyType: 'usage', permissions: ['templates.read'] })).key;
     await t.http.get('/email/templates/welcome').set(bearer(readOnly)).expect(200);
     await t.http.post('/email/templates/welcome/render').set(bearer(readOnly)).send({}).expect(200);
-    const write = await t.http.post('/email/templates').set(bearer(readOnly)).send({ ...welcome, name: 'nope' });
+    const write = await t.http
+      .post('/email/templates')
+      .set(bearer(readOnly))
+      .send({ ...welcome, name: 'nope' });
     expect(write.status).toBe(403);
     const sendOnly = (await createKey(t, adminKey, { keyType: 'usage', permissions: ['email.send'] })).key;
     await t.http.get('/email/templates').set(bearer(sendOnly)).expect(403);

@@ -85,7 +85,10 @@ describe('tracking', () => {
 
   /** A header of the email as it arrived (unfolded). */
   function header(mail: ReceivedMail, name: string): string | undefined {
-    const head = mail.raw.toString('utf8').split(/\r?\n\r?\n/)[0].replace(/\r?\n[ \t]+/g, ' ');
+    const head = mail.raw
+      .toString('utf8')
+      .split(/\r?\n\r?\n/)[0]
+      .replace(/\r?\n[ \t]+/g, ' ');
     const line = head.split(/\r?\n/).find((l) => l.toLowerCase().startsWith(`${name.toLowerCase()}:`));
     return line?.slice(name.length + 1).trim();
   }
@@ -111,7 +114,11 @@ describe('tracking', () => {
       expect(links[0]).not.toBe(links[3]);
       expect(links.slice(1, 3)).toEqual(['mailto:help@acme.test', '#top']);
       expect(html).toContain('<!-- <a href="https://shop.acme.test/hidden">hidden</a> -->');
-      expect(html).toMatch(new RegExp(`<img src="${PUBLIC_URL}/t/o/[\\w-]+\\.[\\w-]+" alt="" width="1" height="1" border="0" style="display:block;[^"]*" /></body></html>$`));
+      expect(html).toMatch(
+        new RegExp(
+          `<img src="${PUBLIC_URL}/t/o/[\\w-]+\\.[\\w-]+" alt="" width="1" height="1" border="0" style="display:block;[^"]*" /></body></html>$`,
+        ),
+      );
       expect(mail.parsed!.text).toContain('Sale: https://shop.acme.test/sale');
 
       expect(header(mail, 'List-Unsubscribe')).toMatch(new RegExp(`^<${PUBLIC_URL}/u/[\\w-]+\\.[\\w-]+>$`));
@@ -135,7 +142,11 @@ describe('tracking', () => {
       expect((plain.mail.parsed!.html as string).trimEnd()).toBe(HTML);
       expect(header(plain.mail, 'List-Unsubscribe')).toBeUndefined();
 
-      const own = await deliver({ html: HTML, tracking: { unsubscribe: true }, headers: { 'List-Unsubscribe': '<mailto:leave@acme.test>' } });
+      const own = await deliver({
+        html: HTML,
+        tracking: { unsubscribe: true },
+        headers: { 'List-Unsubscribe': '<mailto:leave@acme.test>' },
+      });
       expect((own.mail.parsed!.html as string).trimEnd()).toBe(HTML);
       expect(header(own.mail, 'List-Unsubscribe')).toBe('<mailto:leave@acme.test>');
       expect(header(own.mail, 'List-Unsubscribe-Post')).toBeUndefined();
@@ -249,7 +260,10 @@ describe('tracking', () => {
       expect((await statusOf(messageId)).some((e) => e.type === 'unsubscribed')).toBe(false);
 
       await t.http.get(`/u/${changeOneCharacter(unsubscribePath(mail).slice(3))}`).expect(404);
-      const page = await t.http.get(`/u/${changeOneCharacter(unsubscribePath(mail).slice(3))}`).set('Accept', 'text/html').expect(404);
+      const page = await t.http
+        .get(`/u/${changeOneCharacter(unsubscribePath(mail).slice(3))}`)
+        .set('Accept', 'text/html')
+        .expect(404);
       expect(page.text).toContain('Link not found');
     });
 
@@ -276,11 +290,19 @@ describe('tracking', () => {
         .expect(200);
       expect(again.body.suppressed).toEqual(['one.click@example.org']);
 
-      await t.http.post(`/u/${changeOneCharacter(path.slice(3))}`).type('form').send('List-Unsubscribe=One-Click').expect(404);
+      await t.http
+        .post(`/u/${changeOneCharacter(path.slice(3))}`)
+        .type('form')
+        .send('List-Unsubscribe=One-Click')
+        .expect(404);
     });
 
     it('asks which address of a message to several: one-click without it is 400, the page’s field picks one', async () => {
-      const { messageId, mail } = await deliver({ to: ['first.of.two@example.org', 'Second <second.of.two@example.org>'], html: HTML, tracking: ALL });
+      const { messageId, mail } = await deliver({
+        to: ['first.of.two@example.org', 'Second <second.of.two@example.org>'],
+        html: HTML,
+        tracking: ALL,
+      });
       const path = unsubscribePath(mail);
 
       const page = await t.http.get(path).set('Accept', 'text/html').expect(200);
@@ -288,10 +310,17 @@ describe('tracking', () => {
       expect(page.text).not.toContain('first.of.two@example.org');
 
       const refused = await t.http.post(path).type('form').send('List-Unsubscribe=One-Click').expect(400);
-      expect(refused.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: { fields: [{ field: 'email', message: expect.any(String) }] } });
+      expect(refused.body.error).toMatchObject({
+        code: 'VALIDATION_FAILED',
+        details: { fields: [{ field: 'email', message: expect.any(String) }] },
+      });
       await t.http.post(path).type('form').send({ email: 'stranger@example.org' }).expect(400);
 
-      await t.http.post(path).type('form').send({ email: 'Second.Of.Two@example.org' }).expect(200, { success: true, email: 'second.of.two@example.org' });
+      await t.http
+        .post(path)
+        .type('form')
+        .send({ email: 'Second.Of.Two@example.org' })
+        .expect(200, { success: true, email: 'second.of.two@example.org' });
       expect((await suppressionOf('second.of.two@example.org')).suppressed).toBe(true);
       expect((await suppressionOf('first.of.two@example.org')).suppressed).toBe(false);
       const events = await statusOf(messageId);
@@ -301,9 +330,17 @@ describe('tracking', () => {
 
   describe('a list send', () => {
     it('carries the one-click headers; its unsubscribe link is not rewritten, and unsubscribing marks the subscriber', async () => {
-      const list = await t.http.post('/email/lists').set(bearer(adminKey)).send({ name: `News ${unique()}` }).expect(201);
+      const list = await t.http
+        .post('/email/lists')
+        .set(bearer(adminKey))
+        .send({ name: `News ${unique()}` })
+        .expect(201);
       const listId: string = list.body.id;
-      await t.http.post(`/email/lists/${listId}/subscribers`).set(bearer(adminKey)).send([{ email: 'listener@example.org', name: 'Lis' }]).expect(200);
+      await t.http
+        .post(`/email/lists/${listId}/subscribers`)
+        .set(bearer(adminKey))
+        .send([{ email: 'listener@example.org', name: 'Lis' }])
+        .expect(200);
       const subject = `list ${unique()}`;
       await t.http
         .post('/email/send')
@@ -325,7 +362,11 @@ describe('tracking', () => {
       expect(news).toMatch(new RegExp(`^${PUBLIC_URL}/t/c/`));
       expect(unsubscribe).toBe(unsubscribeUrl);
 
-      await t.http.post(pathOf(unsubscribeUrl)).type('form').send('List-Unsubscribe=One-Click').expect(200, { success: true, email: 'listener@example.org' });
+      await t.http
+        .post(pathOf(unsubscribeUrl))
+        .type('form')
+        .send('List-Unsubscribe=One-Click')
+        .expect(200, { success: true, email: 'listener@example.org' });
       const subscribers = await t.http.get(`/email/lists/${listId}/subscribers`).set(bearer(adminKey)).expect(200);
       expect(subscribers.body.subscribers).toEqual([expect.objectContaining({ email: 'listener@example.org', status: 'unsubscribed' })]);
       expect((await suppressionOf('listener@example.org')).reason).toBe('unsubscribed');
@@ -340,7 +381,8 @@ describe('tracking', () => {
     expect(body.paths['/t/c/{token}'].get.responses).toHaveProperty('302');
   });
 
-  const suppressionOf = async (email: string) => (await t.http.get('/email/suppression/check').query({ email }).set(bearer(adminKey)).expect(200)).body;
+  const suppressionOf = async (email: string) =>
+    (await t.http.get('/email/suppression/check').query({ email }).set(bearer(adminKey)).expect(200)).body;
   const tokens = () => t.app.get(TrackingTokens);
 });
 

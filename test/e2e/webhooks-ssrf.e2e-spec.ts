@@ -49,7 +49,11 @@ describe('webhooks: SSRF protection', () => {
     await new Promise((resolve) => receiver.close(resolve));
   });
 
-  const register = (url: string) => t.http.post('/email/webhooks').set(bearer(owner.adminKey)).send({ url, events: ['sent'] });
+  const register = (url: string) =>
+    t.http
+      .post('/email/webhooks')
+      .set(bearer(owner.adminKey))
+      .send({ url, events: ['sent'] });
 
   it.each([
     ['IPv4 loopback', () => `http://127.0.0.1:${port}/hook`, '127.0.0.1 is a loopback address'],
@@ -58,8 +62,16 @@ describe('webhooks: SSRF protection', () => {
     ['the cloud metadata address', () => 'http://169.254.169.254/latest/meta-data/', '169.254.169.254 is a link-local address'],
     ['IPv4-mapped IPv6 loopback', () => `http://[::ffff:127.0.0.1]:${port}/hook`, '::ffff:7f00:1 is a loopback address'],
     ['localhost', () => `http://localhost:${port}/hook`, 'localhost is a loopback name'],
-    ['a name resolving to a private address', () => 'https://intranet.ssrf.test/hook', 'intranet.ssrf.test resolves to 192.168.1.1, a private address'],
-    ['a name with one private address among public ones', () => 'https://mixed.ssrf.test/hook', 'mixed.ssrf.test resolves to fd00::7, a unique-local address'],
+    [
+      'a name resolving to a private address',
+      () => 'https://intranet.ssrf.test/hook',
+      'intranet.ssrf.test resolves to 192.168.1.1, a private address',
+    ],
+    [
+      'a name with one private address among public ones',
+      () => 'https://mixed.ssrf.test/hook',
+      'mixed.ssrf.test resolves to fd00::7, a unique-local address',
+    ],
     ['a name that does not resolve', () => 'https://nowhere.ssrf.test/hook', 'nowhere.ssrf.test does not resolve to any address'],
   ])('refuses %s', async (_label, url, message) => {
     dns.setAddresses('intranet.ssrf.test', '192.168.1.1');
@@ -88,7 +100,9 @@ describe('webhooks: SSRF protection', () => {
     while (delivery?.status !== 'failed') {
       if (Date.now() > deadline) throw new Error(`the delivery did not fail: ${JSON.stringify(delivery)}`);
       await new Promise((resolve) => setTimeout(resolve, 25));
-      [delivery] = (await t.http.get(`/email/webhooks/${created.body.id}/deliveries`).set(bearer(owner.adminKey)).expect(200)).body.deliveries;
+      [delivery] = (
+        await t.http.get(`/email/webhooks/${created.body.id}/deliveries`).set(bearer(owner.adminKey)).expect(200)
+      ).body.deliveries;
     }
     const refusal = { statusCode: null, error: 'rebind.ssrf.test resolves to 127.0.0.1, a loopback address', succeeded: false };
     expect(delivery.attempts).toEqual([expect.objectContaining(refusal), expect.objectContaining(refusal)]);

@@ -20,7 +20,14 @@ interface Delivery {
   eventId: string;
   eventType: string;
   status: string;
-  attempts: { attempt: number; startedAt: string; durationMs: number; statusCode: number | null; error: string | null; succeeded: boolean }[];
+  attempts: {
+    attempt: number;
+    startedAt: string;
+    durationMs: number;
+    statusCode: number | null;
+    error: string | null;
+    succeeded: boolean;
+  }[];
   nextAttemptAt: string | null;
   createdAt: string;
   payload: Record<string, unknown>;
@@ -95,7 +102,8 @@ describe('webhooks', () => {
   }
 
   const hooksAt = (path: string) => received.filter((hook) => hook.path === path);
-  const hookFor = (path: string, messageId: string) => waitForValue(`a webhook at ${path}`, () => hooksAt(path).find((hook) => hook.body.messageId === messageId));
+  const hookFor = (path: string, messageId: string) =>
+    waitForValue(`a webhook at ${path}`, () => hooksAt(path).find((hook) => hook.body.messageId === messageId));
 
   describe('registration', () => {
     it('creates, reads, lists, updates and deletes a webhook with exactly its fields', async () => {
@@ -128,7 +136,13 @@ describe('webhooks', () => {
         .set(bearer(owner.adminKey))
         .send({ events: ['opened', 'clicked'], description: null, enabled: false })
         .expect(200);
-      expect(patched.body).toEqual({ ...shown, events: ['opened', 'clicked'], description: null, enabled: false, updatedAt: expect.any(String) });
+      expect(patched.body).toEqual({
+        ...shown,
+        events: ['opened', 'clicked'],
+        description: null,
+        enabled: false,
+        updatedAt: expect.any(String),
+      });
       expect(Date.parse(patched.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(updatedAt));
 
       expect((await t.http.delete(`/email/webhooks/${id}`).set(bearer(owner.adminKey)).expect(200)).body).toEqual({
@@ -158,13 +172,21 @@ describe('webhooks', () => {
     ])('refuses %s (400 naming the field)', async (_label, url, events, field, message) => {
       const res = await t.http.post('/email/webhooks').set(bearer(owner.adminKey)).send({ url, events }).expect(400);
       expect(res.body).toEqual({
-        error: { code: 'VALIDATION_FAILED', message: expect.any(String), details: { fields: [{ field, message: expect.stringMatching(message) }] } },
+        error: {
+          code: 'VALIDATION_FAILED',
+          message: expect.any(String),
+          details: { fields: [{ field, message: expect.stringMatching(message) }] },
+        },
         documentation: expect.any(String),
       });
     });
 
     it('refuses unknown fields and a bad update', async () => {
-      await t.http.post('/email/webhooks').set(bearer(owner.adminKey)).send({ url: `${base}/x`, events: ['sent'], secret: 'mine' }).expect(400);
+      await t.http
+        .post('/email/webhooks')
+        .set(bearer(owner.adminKey))
+        .send({ url: `${base}/x`, events: ['sent'], secret: 'mine' })
+        .expect(400);
       const { id } = await register({ url: `${base}/x`, events: ['sent'], enabled: false });
       const res = await t.http.patch(`/email/webhooks/${id}`).set(bearer(owner.adminKey)).send({ url: 'gopher://example.com' }).expect(400);
       expect(res.body.error.details.fields).toEqual([{ field: 'url', message: 'must use http or https, not gopher' }]);
@@ -229,11 +251,27 @@ describe('webhooks', () => {
         eventType: 'sent',
         status: 'succeeded',
         attempts: [
-          { attempt: 1, startedAt: expect.any(String), durationMs: expect.any(Number), statusCode: 200, error: null, response: 'thanks', succeeded: true },
+          {
+            attempt: 1,
+            startedAt: expect.any(String),
+            durationMs: expect.any(Number),
+            statusCode: 200,
+            error: null,
+            response: 'thanks',
+            succeeded: true,
+          },
         ],
         nextAttemptAt: null,
         createdAt: expect.any(String),
-        payload: { type: 'sent', messageId, recipient: 'ada@example.org', timestamp: hook.body.timestamp, metadata: { campaign: 'x' }, detail: hook.body.detail, machine: false },
+        payload: {
+          type: 'sent',
+          messageId,
+          recipient: 'ada@example.org',
+          timestamp: hook.body.timestamp,
+          metadata: { campaign: 'x' },
+          detail: hook.body.detail,
+          machine: false,
+        },
       });
 
       // The deliveries of one event are made together: the others would exist by now.
@@ -259,7 +297,9 @@ describe('webhooks', () => {
         .send({ email: 'cy@example.org', message: marker })
         .expect(200);
 
-      const delivered = await waitForValue('the form.submission webhook', () => hooksAt('/forms').find((h) => h.body.submissionId === submitted.body.submissionId));
+      const delivered = await waitForValue('the form.submission webhook', () =>
+        hooksAt('/forms').find((h) => h.body.submissionId === submitted.body.submissionId),
+      );
       expect(() => new Webhook(hook.secret).verify(delivered.raw, delivered.headers as Record<string, string>)).not.toThrow();
       expect(delivered.body).toMatchObject({
         id: delivered.headers['webhook-id'],
@@ -299,7 +339,10 @@ describe('webhooks', () => {
       expect(new Set(requests.map((r) => r.headers['webhook-id']))).toEqual(new Set([failed.eventId]));
 
       // Failed ones only, through the status filter.
-      const onlyFailed = await t.http.get(`/email/webhooks/${hook.id}/deliveries?status=failed&limit=10`).set(bearer(owner.adminKey)).expect(200);
+      const onlyFailed = await t.http
+        .get(`/email/webhooks/${hook.id}/deliveries?status=failed&limit=10`)
+        .set(bearer(owner.adminKey))
+        .expect(200);
       expect(onlyFailed.body.deliveries.map((d: Delivery) => d.id)).toEqual([failed.id]);
 
       answers.set('/failing', 200);
@@ -351,7 +394,10 @@ describe('webhooks', () => {
     it('pages the delivery log newest first', async () => {
       const hook = await register({ url: `${base}/paged`, events: ['sent'] });
       const messageIds = [await send(), await send(), await send()];
-      await waitForValue('three deliveries', async () => (await deliveriesOf(hook.id)).filter((d) => d.status === 'succeeded').length === 3);
+      await waitForValue(
+        'three deliveries',
+        async () => (await deliveriesOf(hook.id)).filter((d) => d.status === 'succeeded').length === 3,
+      );
       const first = await t.http.get(`/email/webhooks/${hook.id}/deliveries?limit=2`).set(bearer(owner.adminKey)).expect(200);
       expect(first.body.deliveries).toHaveLength(2);
       const second = await t.http
@@ -370,7 +416,11 @@ describe('webhooks', () => {
     it('signs with both the old and the new secret for 24 h after a rotation', async () => {
       const hook = await register({ url: `${base}/rotated`, events: ['sent'] });
       const rotated = await t.http.post(`/email/webhooks/${hook.id}/rotate-secret`).set(bearer(owner.adminKey)).expect(200);
-      expect(rotated.body).toEqual({ id: hook.id, secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/), previousSecretExpiresAt: expect.any(String) });
+      expect(rotated.body).toEqual({
+        id: hook.id,
+        secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+        previousSecretExpiresAt: expect.any(String),
+      });
       expect(rotated.body.secret).not.toBe(hook.secret);
       const expiresIn = Date.parse(rotated.body.previousSecretExpiresAt) - Date.now();
       expect(expiresIn).toBeGreaterThan(24 * 3600_000 - 60_000);

@@ -102,7 +102,10 @@ const attackStrings = fc.constantFrom(
   'a'.repeat(1000),
 );
 
-const shortHostileText = fc.oneof({ weight: 2, arbitrary: fc.string({ unit: hostileChar, maxLength: 24 }) }, { weight: 1, arbitrary: attackStrings });
+const shortHostileText = fc.oneof(
+  { weight: 2, arbitrary: fc.string({ unit: hostileChar, maxLength: 24 }) },
+  { weight: 1, arbitrary: attackStrings },
+);
 
 /** Strings from everywhere: short hostile text, known attack strings, now and then a very long one. */
 const hostileText: fc.Arbitrary<string> = fc.oneof(
@@ -130,7 +133,22 @@ function urlPart(known: string[]): fc.Arbitrary<string> {
     { weight: 3, arbitrary: shortHostileText.map(percentEncode) },
     {
       weight: 3,
-      arbitrary: fc.constantFrom('%00', 'abc%00def', '%ff', '%ED%A0%80', '%C0%80', '%', '%zz', '..', '.', '%2e%2e', '%2F', 'a%2Fb', '+', '%u0000'),
+      arbitrary: fc.constantFrom(
+        '%00',
+        'abc%00def',
+        '%ff',
+        '%ED%A0%80',
+        '%C0%80',
+        '%',
+        '%zz',
+        '..',
+        '.',
+        '%2e%2e',
+        '%2F',
+        'a%2Fb',
+        '+',
+        '%u0000',
+      ),
     },
     { weight: 1, arbitrary: fc.constantFrom(300, 3000, 9000).map((n) => 'a'.repeat(n)) },
   );
@@ -142,7 +160,13 @@ const strangeNumbers = fc.constantFrom(0, -1, 1.5, 2 ** 31, -(2 ** 31) - 1, 2 **
  * A JSON value for a schema: mostly of the schema's shape (with known and hostile strings), sometimes any JSON
  * at all (wrong types), sometimes with an unknown property added.
  */
-function valueFor(schema: Schema | undefined, schemas: Record<string, Schema>, known: KnownValues, name = '', depth = 0): fc.Arbitrary<unknown> {
+function valueFor(
+  schema: Schema | undefined,
+  schemas: Record<string, Schema>,
+  known: KnownValues,
+  name = '',
+  depth = 0,
+): fc.Arbitrary<unknown> {
   if (!schema || depth > 6) return fc.jsonValue({ maxDepth: 2 });
   if (schema.$ref) return valueFor(schemas[schema.$ref.split('/').pop() as string], schemas, known, name, depth);
   const offSchema = fc.oneof(fc.jsonValue({ maxDepth: 3 }), hostileText, strangeNumbers);
@@ -155,7 +179,9 @@ function shaped(schema: Schema, schemas: Record<string, Schema>, known: KnownVal
   const hints = [...(known[name] ?? []), ...(typeof schema.example === 'string' ? [schema.example] : [])];
   switch (schema.type) {
     case 'string':
-      return hints.length ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...hints) }, { weight: 2, arbitrary: hostileText }) : hostileText;
+      return hints.length
+        ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...hints) }, { weight: 2, arbitrary: hostileText })
+        : hostileText;
     case 'number':
     case 'integer':
       return fc.oneof(fc.integer({ min: -10, max: 2000 }), strangeNumbers, fc.double());
@@ -237,7 +263,9 @@ function mutationsOf(valid: unknown): fc.Arbitrary<unknown> {
 /** Deeply nested JSON as text: JSON.stringify itself overflows the stack at a few thousand levels. */
 const deepJson = fc
   .tuple(fc.constantFrom(31, 32, 33, 40, 5000, 100_000), fc.boolean())
-  .map(([levels, arrays]) => (arrays ? '['.repeat(levels) + ']'.repeat(levels) : '{"a":'.repeat(levels - 1) + '{}' + '}'.repeat(levels - 1)));
+  .map(([levels, arrays]) =>
+    arrays ? '['.repeat(levels) + ']'.repeat(levels) : '{"a":'.repeat(levels - 1) + '{}' + '}'.repeat(levels - 1),
+  );
 
 const DEEP = 'deep-nesting-goes-here-7c1e';
 
@@ -275,7 +303,9 @@ function payloadFor(op: Operation, schemas: Record<string, Schema>, known: Known
     },
     { weight: 1, arbitrary: fc.constant(undefined) },
   );
-  const json = fc.tuple(value, jsonType).map(([v, contentType]) => ({ text: Buffer.from(JSON.stringify(v) ?? ''), contentType, label: 'json' }));
+  const json = fc
+    .tuple(value, jsonType)
+    .map(([v, contentType]) => ({ text: Buffer.from(JSON.stringify(v) ?? ''), contentType, label: 'json' }));
   const deep = fc.tuple(value, deepJson, shortHostileText).map(([v, nested, key]) => {
     const holder = v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...v, [key]: DEEP } : { [key]: DEEP };
     return { text: Buffer.from(JSON.stringify(holder).replace(`"${DEEP}"`, nested)), contentType: 'application/json', label: 'deep json' };
@@ -357,7 +387,9 @@ export function requestsFor(
 ): fc.Arbitrary<FuzzRequest> {
   const params = fc.tuple(...op.pathParams.map((name) => urlPart(known[name] ?? [])));
   const declared = op.query.map(({ name }) => fc.option(fc.tuple(fc.constant(name), urlPart(known[name] ?? [])), { nil: undefined }));
-  const extraQuery = fc.option(fc.tuple(fc.string({ unit: 'grapheme-ascii', maxLength: 8 }).map(percentEncode), urlPart([])), { nil: undefined });
+  const extraQuery = fc.option(fc.tuple(fc.string({ unit: 'grapheme-ascii', maxLength: 8 }).map(percentEncode), urlPart([])), {
+    nil: undefined,
+  });
   const query = fc.tuple(fc.tuple(...declared), extraQuery, fc.boolean());
   const payload = fc.option(payloadFor(op, schemas, known, validBody), { nil: undefined, freq: op.body ? 10 : 2 });
   const idempotencyKey = fc.option(fc.string({ unit: 'grapheme-ascii', maxLength: 300 }), { nil: undefined, freq: 4 });

@@ -37,7 +37,11 @@ const VALID_BODIES: Record<string, unknown> = {
   'POST /auth/keys': { name: 'k', permissions: ['email.send'] },
   'POST /domains': { domain: 'fuzz.example.com' },
   'POST /domains/verify': { domain: 'example.com' },
-  'PUT /domains/{domain}': { contactRecipients: ['team@example.com'], forwarding: { info: ['owner@example.net'] }, forms: { contact: form } },
+  'PUT /domains/{domain}': {
+    contactRecipients: ['team@example.com'],
+    forwarding: { info: ['owner@example.net'] },
+    forms: { contact: form },
+  },
   'POST /email/templates': { name: 'fuzzed', description: 'd', subject: 'Hi {{name}}', html: '<p>{{name}}</p>', text: 'Hi {{name}}' },
   'PUT /email/templates/{name}': { subject: 'Hello {{name}}', description: 'changed' },
   'POST /email/templates/{name}/render': { variables: { name: 'Ada', items: [{ title: 'Engines' }] } },

@@ -22,7 +22,9 @@ const json = fc.letrec((tie) => ({
 /** JSON text with object keys sorted, to compare values jsonb gave back in its own key order. */
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, v) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v,
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : v,
   );
 }
 

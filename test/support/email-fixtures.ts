@@ -21,18 +21,21 @@ export async function createVerifiedDomain(t: TestApp, accountId: string, name: 
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const selector = 'mr1';
   const publicDer = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
-  await t.app.get(DataSource).getRepository(Domain).insert({
-    id: newId('dom'),
-    accountId,
-    name,
-    status: 'verified',
-    verificationToken: randomBytes(16).toString('hex'),
-    dkimSelector: selector,
-    dkimPrivateKey: t.app.get(SecretBox).seal(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()),
-    dkimPublicKey: publicDer,
-    settings: {},
-    verifiedAt: new Date(),
-  });
+  await t.app
+    .get(DataSource)
+    .getRepository(Domain)
+    .insert({
+      id: newId('dom'),
+      accountId,
+      name,
+      status: 'verified',
+      verificationToken: randomBytes(16).toString('hex'),
+      dkimSelector: selector,
+      dkimPrivateKey: t.app.get(SecretBox).seal(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()),
+      dkimPublicKey: publicDer,
+      settings: {},
+      verifiedAt: new Date(),
+    });
   dns?.setTxt(`${selector}._domainkey.${name}`, `v=DKIM1; k=rsa; p=${publicDer}`);
   return { name, selector, publicKey: publicDer };
 }

@@ -10,12 +10,11 @@ export async function createAccount(t: TestApp, name = 'Tenant'): Promise<{ acco
 }
 
 /** A key made through the API; returns the secret and its id. */
-export async function createKey(
-  t: TestApp,
-  adminKey: string,
-  body: Record<string, unknown>,
-): Promise<{ key: string; keyId: string }> {
-  const res = await t.http.post('/api-keys').set(bearer(adminKey)).send({ name: 'test key', ...body });
+export async function createKey(t: TestApp, adminKey: string, body: Record<string, unknown>): Promise<{ key: string; keyId: string }> {
+  const res = await t.http
+    .post('/api-keys')
+    .set(bearer(adminKey))
+    .send({ name: 'test key', ...body });
   if (res.status !== 201) throw new Error(`key creation failed: ${res.status} ${JSON.stringify(res.body)}`);
   return { key: res.body.apiKey.key, keyId: res.body.apiKey.keyId };
 }

@@ -10,14 +10,7 @@ import { AppModule } from '../../src/app.module';
 import { configureApp } from '../../src/app.setup';
 import { AppConfigService } from '../../src/config/app-config.service';
 import { deleteKeys } from './global-teardown';
-import {
-  databaseUrl,
-  redisPrefixOfRun,
-  shortRandom,
-  TEST_REDIS_URL,
-  templateDatabase,
-  testRunId,
-} from './test-env';
+import { databaseUrl, redisPrefixOfRun, shortRandom, TEST_REDIS_URL, templateDatabase, testRunId } from './test-env';
 
 export interface TestApp {
   app: NestExpressApplication;

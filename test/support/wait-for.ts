@@ -10,6 +10,10 @@ export async function waitFor<T>(what: string, read: () => Promise<T> | T, done:
 }
 
 /** The first value `probe` finds (not undefined, null or false). */
-export async function waitForValue<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 15_000): Promise<T> {
+export async function waitForValue<T>(
+  what: string,
+  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  timeoutMs = 15_000,
+): Promise<T> {
   return (await waitFor(what, probe, Boolean, timeoutMs)) as T;
 }

@@ -21,7 +21,10 @@ export class PushConfigQueryDto {
 
 /** The declarative file (spec: project, domains, collections, templates, settings), as JSON. */
 export class ConfigFileDto {
-  @ApiPropertyOptional({ example: { name: 'Acme website', slug: 'acme' }, description: 'The project the file describes; its collections belong to it' })
+  @ApiPropertyOptional({
+    example: { name: 'Acme website', slug: 'acme' },
+    description: 'The project the file describes; its collections belong to it',
+  })
   project?: { name: string; slug: string };
 
   @ApiPropertyOptional({
@@ -34,7 +37,8 @@ export class ConfigFileDto {
         forms: { contact: { name: 'Contact', to: 'team@example.com', template: 'contact-notification' } },
       },
     },
-    description: 'By domain name: contactRecipients, forwarding (alias or * → addresses) and forms (slug → settings, as PUT /domains/{domain})',
+    description:
+      'By domain name: contactRecipients, forwarding (alias or * → addresses) and forms (slug → settings, as PUT /domains/{domain})',
   })
   domains?: Record<string, unknown>;
 
@@ -49,13 +53,18 @@ export class ConfigFileDto {
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,
-    example: { 'contact-notification': { type: 'form', subject: 'New message from {{ form.name || "someone" }}', text: '{{ form.message }}' } },
+    example: {
+      'contact-notification': { type: 'form', subject: 'New message from {{ form.name || "someone" }}', text: '{{ form.message }}' },
+    },
     description:
       'By name: type (form, acknowledgment or email; default form), subject, text, html, description, variables. html_file is read by the command line client.',
   })
   templates?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ example: { global_limits: { hourly: 1000, daily: 10000 } }, description: 'Account-wide global_limits (hourly, daily, monthly)' })
+  @ApiPropertyOptional({
+    example: { global_limits: { hourly: 1000, daily: 10000 } },
+    description: 'Account-wide global_limits (hourly, daily, monthly)',
+  })
   settings?: Record<string, unknown>;
 }
 
@@ -111,7 +120,11 @@ export class PushResultDto {
   @ApiProperty({ type: [ConfigChangeDto], description: 'Empty when the account already matches the file' })
   changes: ConfigChangeDto[];
 
-  @ApiProperty({ type: [String], example: ['domains.old.example'], description: 'What the account has and the file does not name: kept, as the push does not prune' })
+  @ApiProperty({
+    type: [String],
+    example: ['domains.old.example'],
+    description: 'What the account has and the file does not name: kept, as the push does not prune',
+  })
   notInFile: string[];
 
   @ApiProperty({ type: [String], description: 'What to do next, such as verifying a new domain' })

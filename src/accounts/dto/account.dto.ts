@@ -69,7 +69,6 @@ export class AccountListDto {
   count: number;
 }
 
-
 const SETTING = { type: Number, nullable: true, minimum: 1, maximum: MAX_QUOTA_VALUE } as const;
 const NULL_REMOVES = 'null removes it (back to the plan’s); leaving it out keeps it.';
 
@@ -123,12 +122,19 @@ export class AccountQuotasPatchDto {
 
 /** PATCH /admin/accounts/{accountId}: the operator sets an account's tier and its custom limits and quotas. */
 export class UpdateAccountDto {
-  @ApiPropertyOptional({ enum: TIERS, description: 'A paid billing subscription also moves an account to pro (and cancelling back to free)' })
+  @ApiPropertyOptional({
+    enum: TIERS,
+    description: 'A paid billing subscription also moves an account to pro (and cancelling back to free)',
+  })
   @IsOptional()
   @IsIn(TIERS)
   tier?: AccountTier;
 
-  @ApiPropertyOptional({ type: AccountLimitsPatchDto, nullable: true, description: 'Request limits (settings.limits); null removes them all' })
+  @ApiPropertyOptional({
+    type: AccountLimitsPatchDto,
+    nullable: true,
+    description: 'Request limits (settings.limits); null removes them all',
+  })
   @IsOptional()
   @IsObject()
   @ValidateNested()
@@ -160,7 +166,8 @@ export class AccountDetailsDto extends AccountDto {
 
   static fromAccount(account: Account): AccountDetailsDto {
     const settings = account.settings ?? {};
-    const object = (value: unknown) => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, number>) : {});
+    const object = (value: unknown) =>
+      value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, number>) : {};
     return {
       ...AccountDto.from(account),
       limits: object(settings.limits),

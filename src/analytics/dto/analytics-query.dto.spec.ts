@@ -11,7 +11,8 @@ function problems(cls: typeof EmailAnalyticsQueryDto | typeof AnalyticsQueryDto,
 describe('EmailAnalyticsQueryDto', () => {
   it('takes nothing, a period, or from and to', () => {
     expect(problems(EmailAnalyticsQueryDto, {})).toEqual({});
-    for (const period of ['last_24_hours', 'last_7_days', 'last_30_days', 'last_90_days']) expect(problems(EmailAnalyticsQueryDto, { period })).toEqual({});
+    for (const period of ['last_24_hours', 'last_7_days', 'last_30_days', 'last_90_days'])
+      expect(problems(EmailAnalyticsQueryDto, { period })).toEqual({});
     expect(problems(EmailAnalyticsQueryDto, { from: '2026-11-01', to: '2026-11-08T12:00:00Z' })).toEqual({});
   });
 
@@ -60,6 +61,8 @@ describe('AnalyticsQueryDto', () => {
     expect(problems(AnalyticsQueryDto, { range: '1y' })).toEqual({
       range: ['range must be one of last_24_hours, last_7_days, last_30_days, last_90_days, 24h, 7d, 30d, 90d (or give from and to)'],
     });
-    expect(problems(AnalyticsQueryDto, { range: '7d', from: '2026-11-01', to: '2026-11-02' })).toEqual({ range: ['range cannot be combined with from and to'] });
+    expect(problems(AnalyticsQueryDto, { range: '7d', from: '2026-11-01', to: '2026-11-02' })).toEqual({
+      range: ['range cannot be combined with from and to'],
+    });
   });
 });

@@ -38,7 +38,11 @@ export class EmailAnalyticsQueryDto extends WindowQueryDto {
 }
 
 export class AnalyticsQueryDto extends WindowQueryDto {
-  @ApiPropertyOptional({ enum: RANGES, default: DEFAULT_PERIOD, description: `${PERIOD_DESCRIPTION} 24h, 7d, 30d and 90d are short names of the four.` })
+  @ApiPropertyOptional({
+    enum: RANGES,
+    default: DEFAULT_PERIOD,
+    description: `${PERIOD_DESCRIPTION} 24h, 7d, 30d and 90d are short names of the four.`,
+  })
   @IsOptional()
   @IsIn(RANGES, { message: `range must be one of ${RANGES.join(', ')} (or give from and to)` })
   @NotWith(['from', 'to'])

@@ -5,7 +5,10 @@ const RATE = 'Percent of emails_sent, rounded to 2 decimals; 0 when nothing was 
 
 /** The email counts of a window (docs/decisions.md, Analytics, defines each). */
 export class EmailSummaryDto {
-  @ApiProperty({ example: 1200, description: 'Recipients the provider accepted (`sent` events; one for the whole message counts each recipient it went to).' })
+  @ApiProperty({
+    example: 1200,
+    description: 'Recipients the provider accepted (`sent` events; one for the whole message counts each recipient it went to).',
+  })
   emails_sent: number;
 
   @ApiProperty({ example: 1180, description: '`delivered` events (provider events, per recipient).' })
@@ -88,7 +91,10 @@ export class FormsSummaryDto {
   @ApiProperty({ example: 7, description: 'Submissions blocked as spam.' })
   spam_blocked: number;
 
-  @ApiProperty({ type: [FormCountsDto], description: 'Forms with a submission (or spam) in the window, most submissions first. A deleted form’s numbers go with it.' })
+  @ApiProperty({
+    type: [FormCountsDto],
+    description: 'Forms with a submission (or spam) in the window, most submissions first. A deleted form’s numbers go with it.',
+  })
   by_form: FormCountsDto[];
 }
 
@@ -104,7 +110,10 @@ export class ForwardingDomainCountsDto {
 }
 
 export class ForwardingSummaryDto {
-  @ApiProperty({ example: 25, description: 'Messages the inbound SMTP server received for forwarding (one per forwarding domain of an SMTP transaction).' })
+  @ApiProperty({
+    example: 25,
+    description: 'Messages the inbound SMTP server received for forwarding (one per forwarding domain of an SMTP transaction).',
+  })
   received: number;
 
   @ApiProperty({ example: 38, description: 'Their envelope recipients (RCPT TO), summed.' })
@@ -153,7 +162,11 @@ export class DailyAnalyticsDto {
 }
 
 export class AnalyticsOverviewDto {
-  @ApiProperty({ enum: [...PERIODS, 'custom'], example: 'last_30_days', description: 'The range asked for (a short name as its period: 7d → last_7_days); custom for from/to.' })
+  @ApiProperty({
+    enum: [...PERIODS, 'custom'],
+    example: 'last_30_days',
+    description: 'The range asked for (a short name as its period: 7d → last_7_days); custom for from/to.',
+  })
   range: string;
 
   @ApiProperty({ format: 'date-time', description: 'Start of the first hour counted (inclusive).' })
@@ -177,4 +190,3 @@ export class AnalyticsOverviewDto {
   })
   daily: DailyAnalyticsDto[];
 }
-

@@ -2,7 +2,8 @@ import { ValidateBy, ValidationArguments } from 'class-validator';
 import { parseInstant, windowDays } from '../analytics-window';
 
 const instantOf = (value: unknown): Date | null => (typeof value === 'string' ? parseInstant(value) : null);
-const sibling = (args: ValidationArguments | undefined, name: string): unknown => (args?.object as Record<string, unknown> | undefined)?.[name];
+const sibling = (args: ValidationArguments | undefined, name: string): unknown =>
+  (args?.object as Record<string, unknown> | undefined)?.[name];
 
 /** An ISO 8601 date or date-time (see parseInstant); absent passes (IsDefined says so once). */
 export function IsInstant(): PropertyDecorator {

@@ -33,8 +33,7 @@ export class KeyRestrictionsDto {
   @ApiPropertyOptional({
     type: [String],
     example: ['example.com'],
-    description:
-      'The request Origin/Referer host (forms) or the `from` domain (email) must be one of these or a subdomain.',
+    description: 'The request Origin/Referer host (forms) or the `from` domain (email) must be one of these or a subdomain.',
   })
   @IsOptional()
   @IsArray()

@@ -17,7 +17,10 @@ export class TenantDto {
 
 /** GET /api/billing/info and DELETE /api/billing/subscription take the tenant from the JSON body or the query (D-32). */
 export class OptionalTenantDto {
-  @ApiPropertyOptional({ example: 'acc_4fQ2Zb8VtN1mKc7LpR3sWx', description: `${TENANT_DESCRIPTION} Here or in the other place (body or query).` })
+  @ApiPropertyOptional({
+    example: 'acc_4fQ2Zb8VtN1mKc7LpR3sWx',
+    description: `${TENANT_DESCRIPTION} Here or in the other place (body or query).`,
+  })
   @IsOptional()
   @IsString()
   @IsNotEmpty()

@@ -6,7 +6,12 @@ import { TenantDto } from './tenant.dto';
 export const MAX_REPORTED_EMAILS = 10_000_000;
 
 export class RecordUsageDto extends TenantDto {
-  @ApiProperty({ example: 250, minimum: 1, maximum: MAX_REPORTED_EMAILS, description: 'Emails sent outside Mailroom, added to the current hour.' })
+  @ApiProperty({
+    example: 250,
+    minimum: 1,
+    maximum: MAX_REPORTED_EMAILS,
+    description: 'Emails sent outside Mailroom, added to the current hour.',
+  })
   @IsInt()
   @Min(1)
   @Max(MAX_REPORTED_EMAILS)
@@ -21,7 +26,12 @@ export class UsageResponseDto {
   @ApiProperty({ example: 10_250, description: 'Emails of the current UTC calendar month, this record included' })
   currentPeriodEmails: number;
 
-  @ApiProperty({ type: Number, nullable: true, example: 10_000, description: 'Emails the plan includes a month; null when not limited or billed' })
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 10_000,
+    description: 'Emails the plan includes a month; null when not limited or billed',
+  })
   includedEmails: number | null;
 
   @ApiProperty({ example: 250, description: 'Emails of the month beyond includedEmails' })

@@ -20,9 +20,7 @@ export interface AuthRequirement {
 
 /** Who may call this route. Every route has exactly one of @Auth or @Public; the guard denies the rest. */
 export function Auth(requirement: AuthRequirement): MethodDecorator & ClassDecorator {
-  const schemes = requirement.keyTypes.flatMap((type) =>
-    type === 'public' ? ['PublicToken'] : ['BearerKey', 'ApiKeyHeader'],
-  );
+  const schemes = requirement.keyTypes.flatMap((type) => (type === 'public' ? ['PublicToken'] : ['BearerKey', 'ApiKeyHeader']));
   const who = requirement.keyTypes.join(', ') + (requirement.operator ? ' (operator account)' : '');
   return applyDecorators(
     SetMetadata(AUTH_REQUIREMENT, requirement),

@@ -18,7 +18,9 @@ describe('permissions', () => {
     });
 
     it('treats names of Object.prototype as unknown, not as aliases', () => {
-      expect(normalizePermissions(['constructor', '__proto__', 'hasOwnProperty'])).toEqual({ unknown: ['constructor', '__proto__', 'hasOwnProperty'] });
+      expect(normalizePermissions(['constructor', '__proto__', 'hasOwnProperty'])).toEqual({
+        unknown: ['constructor', '__proto__', 'hasOwnProperty'],
+      });
     });
 
     it('reports every unknown name', () => {
@@ -33,10 +35,27 @@ describe('permissions', () => {
 
     it('keeps usage keys away from domains, keys, billing, settings, projects and collections', () => {
       const usage = ceilingOf('usage');
-      for (const p of ['domains.read', 'domains.write', 'keys.manage', 'billing.read', 'billing.write', 'settings.write', 'projects.read', 'collections.write'] as const) {
+      for (const p of [
+        'domains.read',
+        'domains.write',
+        'keys.manage',
+        'billing.read',
+        'billing.write',
+        'settings.write',
+        'projects.read',
+        'collections.write',
+      ] as const) {
         expect(usage).not.toContain(p);
       }
-      for (const p of ['email.send', 'forms.send', 'templates.write', 'lists.write', 'suppression.write', 'webhooks.write', 'analytics.read'] as const) {
+      for (const p of [
+        'email.send',
+        'forms.send',
+        'templates.write',
+        'lists.write',
+        'suppression.write',
+        'webhooks.write',
+        'analytics.read',
+      ] as const) {
         expect(usage).toContain(p);
       }
     });

@@ -89,8 +89,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       const status = exception.getStatus();
       const code = STATUS_CODES[status];
       if (code && (status < 500 || status === HttpStatus.SERVICE_UNAVAILABLE)) {
-        const message =
-          status === HttpStatus.NOT_FOUND ? `No route ${request.method} ${request.path}` : exception.message;
+        const message = status === HttpStatus.NOT_FOUND ? `No route ${request.method} ${request.path}` : exception.message;
         return new AppException(code, message);
       }
     }
@@ -103,10 +102,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       });
     }
 
-    this.logger.error(
-      { err: exception, requestId: request.id, method: request.method, path: request.path },
-      'Unhandled error',
-    );
+    this.logger.error({ err: exception, requestId: request.id, method: request.method, path: request.path }, 'Unhandled error');
     return new AppException(ErrorCode.Internal, 'Internal server error');
   }
 }

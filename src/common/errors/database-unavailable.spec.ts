@@ -131,7 +131,7 @@ describe('isDatabaseUnavailable', () => {
       await errorOf(runner.query('INSERT INTO u VALUES (2, $1)', ['a\u0000b'])), // 22021 NUL
       await errorOf(runner.query('SELECT $1::jsonb', ['"\\ud800"'])), // 22P02 lone surrogate
       await errorOf(runner.query('SELEC 1')), // 42601 syntax error
-      await errorOf(runner.query("SET statement_timeout = 50; SELECT pg_sleep(1)")), // 57014 cancelled
+      await errorOf(runner.query('SET statement_timeout = 50; SELECT pg_sleep(1)')), // 57014 cancelled
     ];
     await runner.release();
     expect(refused.map((e) => e.code)).toEqual(['23505', '22021', '22P02', '42601', '57014']);

@@ -33,7 +33,12 @@ describe('unstorableText', () => {
   });
 
   it('stops at 20 problems', () => {
-    expect(unstorableText(Array.from({ length: 1000 }, () => '\u0000'), 'list')).toHaveLength(20);
+    expect(
+      unstorableText(
+        Array.from({ length: 1000 }, () => '\u0000'),
+        'list',
+      ),
+    ).toHaveLength(20);
   });
 
   it('walks nesting of any depth without recursion', () => {

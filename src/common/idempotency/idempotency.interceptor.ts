@@ -52,7 +52,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const redisKey = this.redis.key('idempotency', claim.scope, claim.keyHash);
 
     const cached = await this.claimInRedis(redisKey, claim);
-    if (cached?.state === 'done') return of(this.replay({ requestHash: cached.hash, statusCode: cached.statusCode, body: cached.body }, claim, response));
+    if (cached?.state === 'done')
+      return of(this.replay({ requestHash: cached.hash, statusCode: cached.statusCode, body: cached.body }, claim, response));
     if (cached?.state === 'pending') {
       // Still running, or it finished and Redis never heard: the record says which.
       const stored = await this.store.find(claim);
@@ -65,7 +66,14 @@ export class IdempotencyInterceptor implements NestInterceptor {
       mergeMap((body) => from(this.remember(redisKey, claim, response.statusCode, body).then(() => body))),
       catchError((err: unknown) => {
         if (err instanceof IdempotentReplay) {
-          return from(this.cache(redisKey, { state: 'done', hash: err.stored.requestHash, statusCode: err.stored.statusCode, body: err.stored.body }).then(() => this.replay(err.stored, claim, response)));
+          return from(
+            this.cache(redisKey, {
+              state: 'done',
+              hash: err.stored.requestHash,
+              statusCode: err.stored.statusCode,
+              body: err.stored.body,
+            }).then(() => this.replay(err.stored, claim, response)),
+          );
         }
         return from(
           this.redisCall(() => this.redis.client.del(redisKey)).then(() => {

@@ -17,7 +17,8 @@ export function Idempotent(): MethodDecorator {
     ApiHeader({
       name: 'Idempotency-Key',
       required: false,
-      description: 'Any unique string (≤ 255 characters). Retrying with the same key and body returns the first response instead of acting twice.',
+      description:
+        'Any unique string (≤ 255 characters). Retrying with the same key and body returns the first response instead of acting twice.',
     }),
   );
 }

@@ -19,10 +19,9 @@ export class AccountLimitsCache {
     const now = Date.now();
     const cached = this.entries.get(accountId);
     if (cached && cached.until > now) return cached.limits;
-    const rows: { limits: unknown }[] = await this.dataSource.query(
-      `SELECT settings -> 'limits' AS limits FROM accounts WHERE id = $1`,
-      [accountId],
-    );
+    const rows: { limits: unknown }[] = await this.dataSource.query(`SELECT settings -> 'limits' AS limits FROM accounts WHERE id = $1`, [
+      accountId,
+    ]);
     const limits = parsePlanLimits(rows[0]?.limits);
     if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
     this.entries.set(accountId, { limits, until: now + TTL_MS });

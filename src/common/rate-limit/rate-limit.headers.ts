@@ -27,11 +27,7 @@ const PER: Record<LimitState['rule']['window'], string> = {
 export function tightest(states: readonly LimitState[]): LimitState | null {
   let best: LimitState | null = null;
   for (const state of states) {
-    if (
-      !best ||
-      state.remaining < best.remaining ||
-      (state.remaining === best.remaining && state.rule.limit < best.rule.limit)
-    ) {
+    if (!best || state.remaining < best.remaining || (state.remaining === best.remaining && state.rule.limit < best.rule.limit)) {
       best = state;
     }
   }

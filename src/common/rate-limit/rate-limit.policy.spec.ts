@@ -29,7 +29,17 @@ describe('rate-limit policy (D-11)', () => {
   });
 
   it('never limits health, metrics, docs and tracking', () => {
-    for (const path of ['/health', '/health/ready', '/metrics', '/docs', '/docs-json', '/docs/swagger-ui.css', '/t/o/abc', '/u/abc', '/provider/events']) {
+    for (const path of [
+      '/health',
+      '/health/ready',
+      '/metrics',
+      '/docs',
+      '/docs-json',
+      '/docs/swagger-ui.css',
+      '/t/o/abc',
+      '/u/abc',
+      '/provider/events',
+    ]) {
       expect(isUnlimitedPath(path)).toBe(true);
     }
     for (const path of ['/healthy', '/email/send', '/tracking', '/u']) expect(isUnlimitedPath(path)).toBe(false);
@@ -97,7 +107,9 @@ describe('rate-limit policy (D-11)', () => {
     const [hour] = rulesFor({ kind: 'anonymous', ip: '203.0.113.9' }, null, redisKey);
     expect(fallbackRule(hour, 0.5)).toEqual({ ...hour, limit: 150 });
     expect(fallbackRule({ ...hour, limit: 1 }, 0.5).limit).toBe(1);
-    const bucket = rulesFor({ kind: 'key', auth: key(), account: accountLimits('free', {}) }, null, redisKey).find((r) => r.kind === 'bucket')!;
+    const bucket = rulesFor({ kind: 'key', auth: key(), account: accountLimits('free', {}) }, null, redisKey).find(
+      (r) => r.kind === 'bucket',
+    )!;
     expect(fallbackRule(bucket, 0.25)).toEqual({ ...bucket, limit: 25, refillPerMinute: 12.5 });
   });
 });

@@ -164,7 +164,15 @@ export function rulesFor(caller: Caller, endpoint: EndpointLimit | null, redisKe
       rules.push({ scope, window: 'hour', kind: 'window', key: redisKey('rl', ...id, 'h'), limit: perHour, windowMs: HOUR_MS, ...extra });
     }
     if (perMinute) {
-      rules.push({ scope, window: 'minute', kind: 'window', key: redisKey('rl', ...id, 'm'), limit: perMinute, windowMs: MINUTE_MS, ...extra });
+      rules.push({
+        scope,
+        window: 'minute',
+        kind: 'window',
+        key: redisKey('rl', ...id, 'm'),
+        limit: perMinute,
+        windowMs: MINUTE_MS,
+        ...extra,
+      });
     }
   };
 

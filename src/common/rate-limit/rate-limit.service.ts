@@ -155,7 +155,12 @@ export class RateLimitService implements OnModuleInit {
       }
     }
     const share = this.config.env.RATE_LIMIT_FALLBACK_SHARE;
-    return this.fallback.consume(rules.map((rule) => fallbackRule(rule, share)), cost, now, dryRun);
+    return this.fallback.consume(
+      rules.map((rule) => fallbackRule(rule, share)),
+      cost,
+      now,
+      dryRun,
+    );
   }
 
   private redisGone(err: Error): void {
@@ -163,7 +168,9 @@ export class RateLimitService implements OnModuleInit {
     if (this.redisDown) return;
     this.redisDown = true;
     const share = Math.round(this.config.env.RATE_LIMIT_FALLBACK_SHARE * 100);
-    this.logger.error(`Rate limiter cannot reach Redis (${err.message}): this process enforces ${share}% of every limit in memory until it can`);
+    this.logger.error(
+      `Rate limiter cannot reach Redis (${err.message}): this process enforces ${share}% of every limit in memory until it can`,
+    );
   }
 
   private redisBack(): void {

@@ -163,7 +163,7 @@ describe('RateLimitStorage (the Lua script)', () => {
       const memory = new InProcessCounters();
       // A fixed-seed generator: the sequence is the same at every run.
       let seed = 42;
-      const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+      const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
       // Redis expires idle counters on the real clock, memory on the test's: steps stay short enough that
       // no window counter idles for two windows, where the two would differ only in the windows' phase.
       const rules = [windowRule(7), windowRule(3, 20_000), bucketRule(5, 30)];

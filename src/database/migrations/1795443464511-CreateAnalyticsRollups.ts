@@ -1,4 +1,4 @@
-import { MigrationInterface, QueryRunner } from "typeorm";
+import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Hand-written (the triggers and the backfill): analytics reads hourly and daily rollups that PostgreSQL keeps as
@@ -157,53 +157,76 @@ CREATE TRIGGER form_submissions_analytics AFTER INSERT ON form_submissions
   FOR EACH STATEMENT EXECUTE FUNCTION analytics_form_submissions()`;
 
 export class CreateAnalyticsRollups1795443464511 implements MigrationInterface {
-    name = 'CreateAnalyticsRollups1795443464511'
+  name = 'CreateAnalyticsRollups1795443464511';
 
-    public async up(queryRunner: QueryRunner): Promise<void> {
-        // Writers of older instances wait until this commits: no event lands between the backfill and the triggers.
-        await queryRunner.query(`LOCK TABLE "message_events", "form_submissions" IN SHARE ROW EXCLUSIVE MODE`);
-        await queryRunner.query(`CREATE TABLE "message_engagements" ("message_id" character varying(40) NOT NULL, "type" character varying(10) NOT NULL, "occurred_at" TIMESTAMP WITH TIME ZONE NOT NULL, CONSTRAINT "PK_d4fe695a604f1eefa2bbf812c80" PRIMARY KEY ("message_id", "type"))`);
-        await queryRunner.query(`CREATE TABLE "form_stats_hourly" ("account_id" character varying(40) NOT NULL, "hour" TIMESTAMP WITH TIME ZONE NOT NULL, "form_id" character varying(40) NOT NULL, "submissions" bigint NOT NULL DEFAULT '0', "spam" bigint NOT NULL DEFAULT '0', CONSTRAINT "PK_96b296f03cd47515004fd839338" PRIMARY KEY ("account_id", "hour", "form_id"))`);
-        await queryRunner.query(`CREATE INDEX "IX_form_stats_hourly_form" ON "form_stats_hourly" ("form_id") `);
-        await queryRunner.query(`CREATE TABLE "email_stats_hourly" ("account_id" character varying(40) NOT NULL, "hour" TIMESTAMP WITH TIME ZONE NOT NULL, "sent" bigint NOT NULL DEFAULT '0', "delivered" bigint NOT NULL DEFAULT '0', "bounced" bigint NOT NULL DEFAULT '0', "complained" bigint NOT NULL DEFAULT '0', "unsubscribed" bigint NOT NULL DEFAULT '0', "opened" bigint NOT NULL DEFAULT '0', "opened_unique" bigint NOT NULL DEFAULT '0', "opened_machine" bigint NOT NULL DEFAULT '0', "clicked" bigint NOT NULL DEFAULT '0', "clicked_unique" bigint NOT NULL DEFAULT '0', "clicked_machine" bigint NOT NULL DEFAULT '0', CONSTRAINT "PK_0331dfe188071a31b8f72c7e21d" PRIMARY KEY ("account_id", "hour"))`);
-        await queryRunner.query(`CREATE TABLE "form_stats_daily" ("account_id" character varying(40) NOT NULL, "day" date NOT NULL, "form_id" character varying(40) NOT NULL, "submissions" bigint NOT NULL DEFAULT '0', "spam" bigint NOT NULL DEFAULT '0', CONSTRAINT "PK_9f58a451a2ac44ea43fe5fa7507" PRIMARY KEY ("account_id", "day", "form_id"))`);
-        await queryRunner.query(`CREATE INDEX "IX_form_stats_daily_form" ON "form_stats_daily" ("form_id") `);
-        await queryRunner.query(`CREATE TABLE "email_stats_daily" ("account_id" character varying(40) NOT NULL, "day" date NOT NULL, "sent" bigint NOT NULL DEFAULT '0', "delivered" bigint NOT NULL DEFAULT '0', "bounced" bigint NOT NULL DEFAULT '0', "complained" bigint NOT NULL DEFAULT '0', "unsubscribed" bigint NOT NULL DEFAULT '0', "opened" bigint NOT NULL DEFAULT '0', "opened_unique" bigint NOT NULL DEFAULT '0', "opened_machine" bigint NOT NULL DEFAULT '0', "clicked" bigint NOT NULL DEFAULT '0', "clicked_unique" bigint NOT NULL DEFAULT '0', "clicked_machine" bigint NOT NULL DEFAULT '0', CONSTRAINT "PK_fc3f96dff662b75077e80a46b73" PRIMARY KEY ("account_id", "day"))`);
-        await queryRunner.query(`ALTER TABLE "message_engagements" ADD CONSTRAINT "FK_52ea1f5e723dd53eafbac79e8a1" FOREIGN KEY ("message_id") REFERENCES "messages"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-        await queryRunner.query(`ALTER TABLE "form_stats_hourly" ADD CONSTRAINT "FK_79d679de80471ab0ecb50ccf8b2" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-        await queryRunner.query(`ALTER TABLE "form_stats_hourly" ADD CONSTRAINT "FK_fd353927eb66098d74c84e8b348" FOREIGN KEY ("form_id") REFERENCES "forms"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-        await queryRunner.query(`ALTER TABLE "email_stats_hourly" ADD CONSTRAINT "FK_9e673b783e9cf370781a2e30bad" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-        await queryRunner.query(`ALTER TABLE "form_stats_daily" ADD CONSTRAINT "FK_d22f9ba9945f958e90ef3dbbd3e" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-        await queryRunner.query(`ALTER TABLE "form_stats_daily" ADD CONSTRAINT "FK_372e0dcb1a690002ee3dab0cc3c" FOREIGN KEY ("form_id") REFERENCES "forms"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-        await queryRunner.query(`ALTER TABLE "email_stats_daily" ADD CONSTRAINT "FK_15d6f2672076272f548dcee8bd2" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-        // An upgraded installation starts with the numbers of the events and submissions it already has.
-        await queryRunner.query(emailRollup('message_events'));
-        await queryRunner.query(formRollup('form_submissions'));
-        await queryRunner.query(MESSAGE_EVENTS_FUNCTION);
-        await queryRunner.query(MESSAGE_EVENTS_TRIGGER);
-        await queryRunner.query(FORM_SUBMISSIONS_FUNCTION);
-        await queryRunner.query(FORM_SUBMISSIONS_TRIGGER);
-    }
+  public async up(queryRunner: QueryRunner): Promise<void> {
+    // Writers of older instances wait until this commits: no event lands between the backfill and the triggers.
+    await queryRunner.query(`LOCK TABLE "message_events", "form_submissions" IN SHARE ROW EXCLUSIVE MODE`);
+    await queryRunner.query(
+      `CREATE TABLE "message_engagements" ("message_id" character varying(40) NOT NULL, "type" character varying(10) NOT NULL, "occurred_at" TIMESTAMP WITH TIME ZONE NOT NULL, CONSTRAINT "PK_d4fe695a604f1eefa2bbf812c80" PRIMARY KEY ("message_id", "type"))`,
+    );
+    await queryRunner.query(
+      `CREATE TABLE "form_stats_hourly" ("account_id" character varying(40) NOT NULL, "hour" TIMESTAMP WITH TIME ZONE NOT NULL, "form_id" character varying(40) NOT NULL, "submissions" bigint NOT NULL DEFAULT '0', "spam" bigint NOT NULL DEFAULT '0', CONSTRAINT "PK_96b296f03cd47515004fd839338" PRIMARY KEY ("account_id", "hour", "form_id"))`,
+    );
+    await queryRunner.query(`CREATE INDEX "IX_form_stats_hourly_form" ON "form_stats_hourly" ("form_id") `);
+    await queryRunner.query(
+      `CREATE TABLE "email_stats_hourly" ("account_id" character varying(40) NOT NULL, "hour" TIMESTAMP WITH TIME ZONE NOT NULL, "sent" bigint NOT NULL DEFAULT '0', "delivered" bigint NOT NULL DEFAULT '0', "bounced" bigint NOT NULL DEFAULT '0', "complained" bigint NOT NULL DEFAULT '0', "unsubscribed" bigint NOT NULL DEFAULT '0', "opened" bigint NOT NULL DEFAULT '0', "opened_unique" bigint NOT NULL DEFAULT '0', "opened_machine" bigint NOT NULL DEFAULT '0', "clicked" bigint NOT NULL DEFAULT '0', "clicked_unique" bigint NOT NULL DEFAULT '0', "clicked_machine" bigint NOT NULL DEFAULT '0', CONSTRAINT "PK_0331dfe188071a31b8f72c7e21d" PRIMARY KEY ("account_id", "hour"))`,
+    );
+    await queryRunner.query(
+      `CREATE TABLE "form_stats_daily" ("account_id" character varying(40) NOT NULL, "day" date NOT NULL, "form_id" character varying(40) NOT NULL, "submissions" bigint NOT NULL DEFAULT '0', "spam" bigint NOT NULL DEFAULT '0', CONSTRAINT "PK_9f58a451a2ac44ea43fe5fa7507" PRIMARY KEY ("account_id", "day", "form_id"))`,
+    );
+    await queryRunner.query(`CREATE INDEX "IX_form_stats_daily_form" ON "form_stats_daily" ("form_id") `);
+    await queryRunner.query(
+      `CREATE TABLE "email_stats_daily" ("account_id" character varying(40) NOT NULL, "day" date NOT NULL, "sent" bigint NOT NULL DEFAULT '0', "delivered" bigint NOT NULL DEFAULT '0', "bounced" bigint NOT NULL DEFAULT '0', "complained" bigint NOT NULL DEFAULT '0', "unsubscribed" bigint NOT NULL DEFAULT '0', "opened" bigint NOT NULL DEFAULT '0', "opened_unique" bigint NOT NULL DEFAULT '0', "opened_machine" bigint NOT NULL DEFAULT '0', "clicked" bigint NOT NULL DEFAULT '0', "clicked_unique" bigint NOT NULL DEFAULT '0', "clicked_machine" bigint NOT NULL DEFAULT '0', CONSTRAINT "PK_fc3f96dff662b75077e80a46b73" PRIMARY KEY ("account_id", "day"))`,
+    );
+    await queryRunner.query(
+      `ALTER TABLE "message_engagements" ADD CONSTRAINT "FK_52ea1f5e723dd53eafbac79e8a1" FOREIGN KEY ("message_id") REFERENCES "messages"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+    await queryRunner.query(
+      `ALTER TABLE "form_stats_hourly" ADD CONSTRAINT "FK_79d679de80471ab0ecb50ccf8b2" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+    await queryRunner.query(
+      `ALTER TABLE "form_stats_hourly" ADD CONSTRAINT "FK_fd353927eb66098d74c84e8b348" FOREIGN KEY ("form_id") REFERENCES "forms"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+    await queryRunner.query(
+      `ALTER TABLE "email_stats_hourly" ADD CONSTRAINT "FK_9e673b783e9cf370781a2e30bad" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+    await queryRunner.query(
+      `ALTER TABLE "form_stats_daily" ADD CONSTRAINT "FK_d22f9ba9945f958e90ef3dbbd3e" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+    await queryRunner.query(
+      `ALTER TABLE "form_stats_daily" ADD CONSTRAINT "FK_372e0dcb1a690002ee3dab0cc3c" FOREIGN KEY ("form_id") REFERENCES "forms"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+    await queryRunner.query(
+      `ALTER TABLE "email_stats_daily" ADD CONSTRAINT "FK_15d6f2672076272f548dcee8bd2" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+    // An upgraded installation starts with the numbers of the events and submissions it already has.
+    await queryRunner.query(emailRollup('message_events'));
+    await queryRunner.query(formRollup('form_submissions'));
+    await queryRunner.query(MESSAGE_EVENTS_FUNCTION);
+    await queryRunner.query(MESSAGE_EVENTS_TRIGGER);
+    await queryRunner.query(FORM_SUBMISSIONS_FUNCTION);
+    await queryRunner.query(FORM_SUBMISSIONS_TRIGGER);
+  }
 
-    public async down(queryRunner: QueryRunner): Promise<void> {
-        await queryRunner.query(`DROP TRIGGER "form_submissions_analytics" ON "form_submissions"`);
-        await queryRunner.query(`DROP FUNCTION "analytics_form_submissions"()`);
-        await queryRunner.query(`DROP TRIGGER "message_events_analytics" ON "message_events"`);
-        await queryRunner.query(`DROP FUNCTION "analytics_message_events"()`);
-        await queryRunner.query(`ALTER TABLE "email_stats_daily" DROP CONSTRAINT "FK_15d6f2672076272f548dcee8bd2"`);
-        await queryRunner.query(`ALTER TABLE "form_stats_daily" DROP CONSTRAINT "FK_372e0dcb1a690002ee3dab0cc3c"`);
-        await queryRunner.query(`ALTER TABLE "form_stats_daily" DROP CONSTRAINT "FK_d22f9ba9945f958e90ef3dbbd3e"`);
-        await queryRunner.query(`DROP TABLE "email_stats_daily"`);
-        await queryRunner.query(`DROP INDEX "public"."IX_form_stats_daily_form"`);
-        await queryRunner.query(`DROP TABLE "form_stats_daily"`);
-        await queryRunner.query(`ALTER TABLE "email_stats_hourly" DROP CONSTRAINT "FK_9e673b783e9cf370781a2e30bad"`);
-        await queryRunner.query(`ALTER TABLE "form_stats_hourly" DROP CONSTRAINT "FK_fd353927eb66098d74c84e8b348"`);
-        await queryRunner.query(`ALTER TABLE "form_stats_hourly" DROP CONSTRAINT "FK_79d679de80471ab0ecb50ccf8b2"`);
-        await queryRunner.query(`ALTER TABLE "message_engagements" DROP CONSTRAINT "FK_52ea1f5e723dd53eafbac79e8a1"`);
-        await queryRunner.query(`DROP TABLE "email_stats_hourly"`);
-        await queryRunner.query(`DROP INDEX "public"."IX_form_stats_hourly_form"`);
-        await queryRunner.query(`DROP TABLE "form_stats_hourly"`);
-        await queryRunner.query(`DROP TABLE "message_engagements"`);
-    }
-
+  public async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP TRIGGER "form_submissions_analytics" ON "form_submissions"`);
+    await queryRunner.query(`DROP FUNCTION "analytics_form_submissions"()`);
+    await queryRunner.query(`DROP TRIGGER "message_events_analytics" ON "message_events"`);
+    await queryRunner.query(`DROP FUNCTION "analytics_message_events"()`);
+    await queryRunner.query(`ALTER TABLE "email_stats_daily" DROP CONSTRAINT "FK_15d6f2672076272f548dcee8bd2"`);
+    await queryRunner.query(`ALTER TABLE "form_stats_daily" DROP CONSTRAINT "FK_372e0dcb1a690002ee3dab0cc3c"`);
+    await queryRunner.query(`ALTER TABLE "form_stats_daily" DROP CONSTRAINT "FK_d22f9ba9945f958e90ef3dbbd3e"`);
+    await queryRunner.query(`DROP TABLE "email_stats_daily"`);
+    await queryRunner.query(`DROP INDEX "public"."IX_form_stats_daily_form"`);
+    await queryRunner.query(`DROP TABLE "form_stats_daily"`);
+    await queryRunner.query(`ALTER TABLE "email_stats_hourly" DROP CONSTRAINT "FK_9e673b783e9cf370781a2e30bad"`);
+    await queryRunner.query(`ALTER TABLE "form_stats_hourly" DROP CONSTRAINT "FK_fd353927eb66098d74c84e8b348"`);
+    await queryRunner.query(`ALTER TABLE "form_stats_hourly" DROP CONSTRAINT "FK_79d679de80471ab0ecb50ccf8b2"`);
+    await queryRunner.query(`ALTER TABLE "message_engagements" DROP CONSTRAINT "FK_52ea1f5e723dd53eafbac79e8a1"`);
+    await queryRunner.query(`DROP TABLE "email_stats_hourly"`);
+    await queryRunner.query(`DROP INDEX "public"."IX_form_stats_hourly_form"`);
+    await queryRunner.query(`DROP TABLE "form_stats_hourly"`);
+    await queryRunner.query(`DROP TABLE "message_engagements"`);
+  }
 }

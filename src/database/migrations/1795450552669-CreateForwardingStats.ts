@@ -1,4 +1,4 @@
-import { MigrationInterface, QueryRunner } from "typeorm";
+import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Hand-written (the trigger and the backfill), as CreateAnalyticsRollups: forwarding analytics reads hourly and
@@ -49,28 +49,35 @@ CREATE TRIGGER inbound_messages_analytics AFTER INSERT ON inbound_messages
   FOR EACH STATEMENT EXECUTE FUNCTION analytics_inbound_messages()`;
 
 export class CreateForwardingStats1795450552669 implements MigrationInterface {
-    name = 'CreateForwardingStats1795450552669'
+  name = 'CreateForwardingStats1795450552669';
 
-    public async up(queryRunner: QueryRunner): Promise<void> {
-        // Writers of older instances wait until this commits: no message lands between the backfill and the trigger.
-        await queryRunner.query(`LOCK TABLE "inbound_messages" IN SHARE ROW EXCLUSIVE MODE`);
-        await queryRunner.query(`CREATE TABLE "forwarding_stats_hourly" ("account_id" character varying(40) NOT NULL, "hour" TIMESTAMP WITH TIME ZONE NOT NULL, "domain" character varying(253) NOT NULL, "received" bigint NOT NULL DEFAULT '0', "recipients" bigint NOT NULL DEFAULT '0', CONSTRAINT "PK_282d467c23e66b2828275d49826" PRIMARY KEY ("account_id", "hour", "domain"))`);
-        await queryRunner.query(`CREATE TABLE "forwarding_stats_daily" ("account_id" character varying(40) NOT NULL, "day" date NOT NULL, "domain" character varying(253) NOT NULL, "received" bigint NOT NULL DEFAULT '0', "recipients" bigint NOT NULL DEFAULT '0', CONSTRAINT "PK_a7e87f79b193393188b60d74eb2" PRIMARY KEY ("account_id", "day", "domain"))`);
-        await queryRunner.query(`ALTER TABLE "forwarding_stats_hourly" ADD CONSTRAINT "FK_cb87f512be61f41ca6dded2f721" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-        await queryRunner.query(`ALTER TABLE "forwarding_stats_daily" ADD CONSTRAINT "FK_998171d4d4df40ee0a514865bdf" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-        // An upgraded installation starts with the numbers of the messages it already received.
-        await queryRunner.query(forwardingRollup('inbound_messages'));
-        await queryRunner.query(INBOUND_MESSAGES_FUNCTION);
-        await queryRunner.query(INBOUND_MESSAGES_TRIGGER);
-    }
+  public async up(queryRunner: QueryRunner): Promise<void> {
+    // Writers of older instances wait until this commits: no message lands between the backfill and the trigger.
+    await queryRunner.query(`LOCK TABLE "inbound_messages" IN SHARE ROW EXCLUSIVE MODE`);
+    await queryRunner.query(
+      `CREATE TABLE "forwarding_stats_hourly" ("account_id" character varying(40) NOT NULL, "hour" TIMESTAMP WITH TIME ZONE NOT NULL, "domain" character varying(253) NOT NULL, "received" bigint NOT NULL DEFAULT '0', "recipients" bigint NOT NULL DEFAULT '0', CONSTRAINT "PK_282d467c23e66b2828275d49826" PRIMARY KEY ("account_id", "hour", "domain"))`,
+    );
+    await queryRunner.query(
+      `CREATE TABLE "forwarding_stats_daily" ("account_id" character varying(40) NOT NULL, "day" date NOT NULL, "domain" character varying(253) NOT NULL, "received" bigint NOT NULL DEFAULT '0', "recipients" bigint NOT NULL DEFAULT '0', CONSTRAINT "PK_a7e87f79b193393188b60d74eb2" PRIMARY KEY ("account_id", "day", "domain"))`,
+    );
+    await queryRunner.query(
+      `ALTER TABLE "forwarding_stats_hourly" ADD CONSTRAINT "FK_cb87f512be61f41ca6dded2f721" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+    await queryRunner.query(
+      `ALTER TABLE "forwarding_stats_daily" ADD CONSTRAINT "FK_998171d4d4df40ee0a514865bdf" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+    // An upgraded installation starts with the numbers of the messages it already received.
+    await queryRunner.query(forwardingRollup('inbound_messages'));
+    await queryRunner.query(INBOUND_MESSAGES_FUNCTION);
+    await queryRunner.query(INBOUND_MESSAGES_TRIGGER);
+  }
 
-    public async down(queryRunner: QueryRunner): Promise<void> {
-        await queryRunner.query(`DROP TRIGGER "inbound_messages_analytics" ON "inbound_messages"`);
-        await queryRunner.query(`DROP FUNCTION "analytics_inbound_messages"()`);
-        await queryRunner.query(`ALTER TABLE "forwarding_stats_daily" DROP CONSTRAINT "FK_998171d4d4df40ee0a514865bdf"`);
-        await queryRunner.query(`ALTER TABLE "forwarding_stats_hourly" DROP CONSTRAINT "FK_cb87f512be61f41ca6dded2f721"`);
-        await queryRunner.query(`DROP TABLE "forwarding_stats_daily"`);
-        await queryRunner.query(`DROP TABLE "forwarding_stats_hourly"`);
-    }
-
+  public async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP TRIGGER "inbound_messages_analytics" ON "inbound_messages"`);
+    await queryRunner.query(`DROP FUNCTION "analytics_inbound_messages"()`);
+    await queryRunner.query(`ALTER TABLE "forwarding_stats_daily" DROP CONSTRAINT "FK_998171d4d4df40ee0a514865bdf"`);
+    await queryRunner.query(`ALTER TABLE "forwarding_stats_hourly" DROP CONSTRAINT "FK_cb87f512be61f41ca6dded2f721"`);
+    await queryRunner.query(`DROP TABLE "forwarding_stats_daily"`);
+    await queryRunner.query(`DROP TABLE "forwarding_stats_hourly"`);
+  }
 }

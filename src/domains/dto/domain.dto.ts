@@ -109,7 +109,12 @@ export class DomainDto {
   @ApiProperty({ type: DomainSettingsDto })
   settings: DomainSettingsDto;
 
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When an unverified domain becomes failed; null once verified' })
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'When an unverified domain becomes failed; null once verified',
+  })
   verificationDeadline: string | null;
 
   @ApiProperty({ type: String, format: 'date-time', nullable: true })
@@ -118,7 +123,12 @@ export class DomainDto {
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Last DNS check' })
   lastCheckedAt: string | null;
 
-  @ApiProperty({ type: String, nullable: true, example: 'No TXT record found at example.com', description: 'Why the last check did not verify' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'No TXT record found at example.com',
+    description: 'Why the last check did not verify',
+  })
   lastCheckError: string | null;
 
   @ApiProperty({ format: 'date-time' })

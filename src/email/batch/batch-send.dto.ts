@@ -1,6 +1,17 @@
 import { ApiProperty, ApiPropertyOptional, PickType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsEmail, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsEmail,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
 import { SendEmailDto } from '../dto/send-email.dto';
 
 /** D-14: recipients one batch call takes. */
@@ -13,7 +24,11 @@ export class BatchRecipientDto {
   @IsEmail({ allow_display_name: false, allow_ip_domain: false }, { message: 'email must be an email address' })
   email: string;
 
-  @ApiPropertyOptional({ example: 'Ada Lovelace', maxLength: 200, description: 'Shown in the To header and given to the template as {{name}}.' })
+  @ApiPropertyOptional({
+    example: 'Ada Lovelace',
+    maxLength: 200,
+    description: 'Shown in the To header and given to the template as {{name}}.',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(200)

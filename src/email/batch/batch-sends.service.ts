@@ -24,7 +24,10 @@ export class BatchSendsService {
   /** Suppressed recipients get no message and are answered `suppressed`; the others are accepted in one commit (D-16). */
   async send(accountId: string, dto: BatchSendDto, options: SendOptions = {}): Promise<BatchSendResponseDto> {
     const prepared = await this.personal.prepare(accountId, dto, { allowedFromDomains: options.allowedFromDomains });
-    const suppressed = await this.suppression.suppressedAmong(accountId, dto.recipients.map((r) => r.email));
+    const suppressed = await this.suppression.suppressedAmong(
+      accountId,
+      dto.recipients.map((r) => r.email),
+    );
     const messages: MessageWithEvents[] = [];
     let bytes = 0;
     const data = dto.recipients.map(({ email, name, variables }): BatchResultDto => {

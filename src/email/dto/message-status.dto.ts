@@ -2,7 +2,10 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { MESSAGE_STATUSES, MessageStatus } from '../message.entity';
 
 export class MessageEventDto {
-  @ApiProperty({ example: 'sent', description: 'queued, scheduled, sent, delivered, deferred, bounced, failed, cancelled, suppressed, opened, clicked, …' })
+  @ApiProperty({
+    example: 'sent',
+    description: 'queued, scheduled, sent, delivered, deferred, bounced, failed, cancelled, suppressed, opened, clicked, …',
+  })
   type: string;
 
   @ApiProperty({ format: 'date-time' })
@@ -19,7 +22,8 @@ export class MessageEventDto {
 
   @ApiPropertyOptional({
     example: true,
-    description: 'Present (true) when a machine made the open or click: a mail privacy proxy, a link scanner, a hit within seconds of sending.',
+    description:
+      'Present (true) when a machine made the open or click: a mail privacy proxy, a link scanner, a hit within seconds of sending.',
   })
   machine?: boolean;
 }

@@ -160,7 +160,10 @@ export class SendEmailDto {
   @IsIn(PRIORITIES)
   priority?: MessagePriority;
 
-  @ApiPropertyOptional({ type: TrackingDto, description: 'Open, click and unsubscribe tracking (D-22); any of them also adds the List-Unsubscribe headers.' })
+  @ApiPropertyOptional({
+    type: TrackingDto,
+    description: 'Open, click and unsubscribe tracking (D-22); any of them also adds the List-Unsubscribe headers.',
+  })
   @IsOptional()
   @ValidateNested()
   @Type(() => TrackingDto)

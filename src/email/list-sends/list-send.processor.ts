@@ -24,7 +24,9 @@ export class ListSendProcessor implements OnApplicationBootstrap, BeforeApplicat
 
   onApplicationBootstrap(): void {
     this.queue
-      .process(JobName.FanOutListSend, CONCURRENCY, (job: Job<FanOutListSendJob>) => this.listSends.fanOut(job.data.listSendId, () => this.stopping))
+      .process(JobName.FanOutListSend, CONCURRENCY, (job: Job<FanOutListSendJob>) =>
+        this.listSends.fanOut(job.data.listSendId, () => this.stopping),
+      )
       .catch((err: Error) => this.logger.error(`The list-send worker stopped: ${err.message}`));
   }
 

@@ -25,7 +25,11 @@ export class ListSendQueue {
     });
     try {
       await Promise.race([
-        this.queue.add(JobName.FanOutListSend, { listSendId }, { jobId: listSendId, attempts: 10, backoff: { type: 'exponential', delay: 1000 } }),
+        this.queue.add(
+          JobName.FanOutListSend,
+          { listSendId },
+          { jobId: listSendId, attempts: 10, backoff: { type: 'exponential', delay: 1000 } },
+        ),
         timeout,
       ]);
       return true;

@@ -22,7 +22,11 @@ export class ListSendsController {
   @ApiParam({ name: 'listSendId', example: 'lsnd_4fQ2mT0kLw2sZr8NcY1pXb' })
   @ApiOkResponse({ type: ListSendDto })
   @ApiNotFoundResponse({ type: ErrorBodyDto })
-  async get(@CurrentAuth() auth: AuthContext, @Param('listId') listId: string, @Param('listSendId') listSendId: string): Promise<ListSendDto> {
+  async get(
+    @CurrentAuth() auth: AuthContext,
+    @Param('listId') listId: string,
+    @Param('listSendId') listSendId: string,
+  ): Promise<ListSendDto> {
     return ListSendDto.from(await this.listSends.get(auth.accountId, listId, listSendId));
   }
 }

@@ -45,7 +45,9 @@ export class ListSendsService {
   async start(accountId: string, dto: SendEmailDto, options: SendOptions = {}): Promise<ListSendAcceptedDto> {
     const refused = (['to', 'cc', 'bcc', 'attachments'] as const).filter((field) => dto[field] !== undefined);
     if (refused.length) {
-      throw AppException.validation(refused.map((field) => ({ field, message: `cannot be used with list: a list send writes one message to each subscriber` })));
+      throw AppException.validation(
+        refused.map((field) => ({ field, message: `cannot be used with list: a list send writes one message to each subscriber` })),
+      );
     }
     const list = await this.lists.get(accountId, dto.list!);
     const request = await this.personal.prepare(
@@ -110,7 +112,9 @@ export class ListSendsService {
         const current = await this.sends.findOneBy({ id: listSendId });
         // Not another run's work: a real error.
         if (current?.cursor === send.cursor) throw err;
-        this.logger.warn(`List send ${listSendId}: the page after ${send.cursor ?? 'its start'} was made by another run; going on from there`);
+        this.logger.warn(
+          `List send ${listSendId}: the page after ${send.cursor ?? 'its start'} was made by another run; going on from there`,
+        );
         send = current;
         continue;
       }
@@ -128,9 +132,15 @@ export class ListSendsService {
     return rows.map((row) => row.id);
   }
 
-  private async pageMessages(send: ListSend, page: Recipient[]): Promise<{ messages: MessageWithEvents[]; suppressed: number; failed: number }> {
+  private async pageMessages(
+    send: ListSend,
+    page: Recipient[],
+  ): Promise<{ messages: MessageWithEvents[]; suppressed: number; failed: number }> {
     if (page.length === 0) return { messages: [], suppressed: 0, failed: 0 };
-    const suppressed = await this.suppression.suppressedAmong(send.accountId, page.map((s) => s.email));
+    const suppressed = await this.suppression.suppressedAmong(
+      send.accountId,
+      page.map((s) => s.email),
+    );
     const messages: MessageWithEvents[] = [];
     let failed = 0;
     for (const { email, name } of page) {

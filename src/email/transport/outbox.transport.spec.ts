@@ -25,7 +25,9 @@ describe('OutboxTransport', () => {
     await transport.close();
     expect(result.accepted).toEqual(['b@example.org', 'c@example.org']);
     const file = await readFile(join(dir, 'outbox', 'msg_1.eml'), 'utf8');
-    expect(file).toMatch(/^X-Outbox-Mail-From: <a@acme\.test>\r\nX-Outbox-Rcpt-To: <b@example\.org>\r\nX-Outbox-Rcpt-To: <c@example\.org>\r\n/);
+    expect(file).toMatch(
+      /^X-Outbox-Mail-From: <a@acme\.test>\r\nX-Outbox-Rcpt-To: <b@example\.org>\r\nX-Outbox-Rcpt-To: <c@example\.org>\r\n/,
+    );
     expect(file).toMatch(/DKIM-Signature: v=1; a=rsa-sha256;[^]*d=acme\.test;[^]*s=mr1;/);
     expect(file).toContain('Subject: hi\r\n');
     expect(file.endsWith('body\r\n')).toBe(true);

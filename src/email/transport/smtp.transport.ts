@@ -35,12 +35,21 @@ export class SmtpTransport implements MailTransport {
       if (failure?.kind === 'provider') throw new ProviderFailure(failure.description, failure.responseCode);
       throw err;
     }
-    const rejectedErrors = (info.rejectedErrors ?? []) as { recipient?: string; responseCode?: number; response?: string; message: string }[];
+    const rejectedErrors = (info.rejectedErrors ?? []) as {
+      recipient?: string;
+      responseCode?: number;
+      response?: string;
+      message: string;
+    }[];
     return {
       accepted: (info.accepted ?? []).map(String),
       rejected: (info.rejected ?? []).map((recipient: unknown, i: number) => {
         const error = rejectedErrors.find((e) => e.recipient === String(recipient)) ?? rejectedErrors[i];
-        return { recipient: String(recipient), responseCode: error?.responseCode, response: error?.response ?? error?.message ?? 'rejected' };
+        return {
+          recipient: String(recipient),
+          responseCode: error?.responseCode,
+          response: error?.response ?? error?.message ?? 'rejected',
+        };
       }),
       response: info.response ?? '',
     };

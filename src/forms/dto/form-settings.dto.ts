@@ -39,7 +39,8 @@ export class FormSpamProtectionDto {
   @IsOptional()
   @ApiPropertyOptional({
     enum: FORM_CHALLENGES,
-    description: 'A check every post must pass: altcha (our proof-of-work, GET /forms/{id}/challenge), turnstile or hcaptcha. Level high implies altcha.',
+    description:
+      'A check every post must pass: altcha (our proof-of-work, GET /forms/{id}/challenge), turnstile or hcaptcha. Level high implies altcha.',
   })
   challenge?: string;
 

@@ -13,7 +13,10 @@ export class CreateFormDto extends OmitType(FormSettingsDto, ['name'] as const) 
   name: string;
 
   @ApiPropertyOptional({
-    oneOf: [{ type: 'string', format: 'email' }, { type: 'array', items: { type: 'string', format: 'email' } }],
+    oneOf: [
+      { type: 'string', format: 'email' },
+      { type: 'array', items: { type: 'string', format: 'email' } },
+    ],
     example: 'team@example.com',
     description: 'Who gets the notification: an address or a list (stored as recipients). Required unless recipients is given.',
   })
@@ -107,7 +110,11 @@ export class ListSubmissionsQueryDto extends PageQueryDto {
   @IsIn(SUBMISSION_STATUSES, { message: `status must be one of ${SUBMISSION_STATUSES.join(', ')}` })
   status?: SubmissionStatus;
 
-  @ApiPropertyOptional({ enum: ['json', 'csv'], default: 'json', description: 'csv: every submission (newest 50,000) as a spreadsheet, every field a column' })
+  @ApiPropertyOptional({
+    enum: ['json', 'csv'],
+    default: 'json',
+    description: 'csv: every submission (newest 50,000) as a spreadsheet, every field a column',
+  })
   @IsOptional()
   @IsIn(['json', 'csv'], { message: 'format must be json or csv' })
   format?: 'json' | 'csv';
@@ -134,7 +141,10 @@ export class SubmissionDto {
   @ApiProperty({ example: 'frm_3xVb9QmT0kLw2sZr8NcY1p' })
   formId: string;
 
-  @ApiProperty({ enum: SUBMISSION_STATUSES, description: 'accepted (emails queued), spam (blocked, nothing sent), held (waits for an instant form’s confirmation)' })
+  @ApiProperty({
+    enum: SUBMISSION_STATUSES,
+    description: 'accepted (emails queued), spam (blocked, nothing sent), held (waits for an instant form’s confirmation)',
+  })
   status: SubmissionStatus;
 
   @ApiProperty({ type: String, nullable: true, example: null })

@@ -1,5 +1,13 @@
 import { AppException } from '../../common/errors/app.exception';
-import { checkLiquidTemplate, LiquidParts, MAX_RENDERED_CHARS, MAX_SUBJECT_CHARS, renderLiquid, rewriteDialect, toSubjectLine } from './liquid-dialect';
+import {
+  checkLiquidTemplate,
+  LiquidParts,
+  MAX_RENDERED_CHARS,
+  MAX_SUBJECT_CHARS,
+  renderLiquid,
+  rewriteDialect,
+  toSubjectLine,
+} from './liquid-dialect';
 
 const context = {
   form: { name: 'Ada', empty: '', message: 'line one\n<b>line</b> two', email: 'ada@example.org' },
@@ -53,7 +61,9 @@ describe('the || default operator', () => {
   it('keeps line numbers, so errors point at the written line', () => {
     const source = 'a\n{{ x || y }}\n{% if a || b %}\nno end';
     expect(rewriteDialect(source).split('\n')).toHaveLength(4);
-    expect(checkLiquidTemplate({ text: source })).toEqual([{ field: 'text', message: expect.stringMatching(/^line 3: tag .* not closed/) }]);
+    expect(checkLiquidTemplate({ text: source })).toEqual([
+      { field: 'text', message: expect.stringMatching(/^line 3: tag .* not closed/) },
+    ]);
   });
 });
 
@@ -76,7 +86,9 @@ describe('filters', () => {
   });
 
   it('refuses unknown filters at parse time', () => {
-    expect(checkLiquidTemplate({ html: '<p>\n{{ form.name | shout }}</p>' })).toEqual([{ field: 'html', message: 'line 2: undefined filter: shout' }]);
+    expect(checkLiquidTemplate({ html: '<p>\n{{ form.name | shout }}</p>' })).toEqual([
+      { field: 'html', message: 'line 2: undefined filter: shout' },
+    ]);
   });
 });
 
@@ -98,7 +110,13 @@ describe('conditions and variables', () => {
 
 describe('HTML escaping', () => {
   const evil = '<script>alert(1)</script>';
-  const evilContext = { form: { [evil]: evil, x: evil, list: `${evil}\n${evil}` }, domain: evil, timestamp: evil, ip: evil, submission: { id: evil } };
+  const evilContext = {
+    form: { [evil]: evil, x: evil, list: `${evil}\n${evil}` },
+    domain: evil,
+    timestamp: evil,
+    ip: evil,
+    submission: { id: evil },
+  };
 
   it('escapes submitted values, and names, in every position of the html part', async () => {
     const positions = [

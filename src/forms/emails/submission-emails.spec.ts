@@ -17,7 +17,14 @@ const evil = '<script>alert(1)</script>';
 
 describe('default notification', () => {
   it('lists every field in the text part, multi-line values indented, then files and the footer', async () => {
-    const email = await renderNotification(submission({ files: [{ filename: 'cv.pdf', size: 12_800 }, { filename: 'a.png', size: 300 }] }));
+    const email = await renderNotification(
+      submission({
+        files: [
+          { filename: 'cv.pdf', size: 12_800 },
+          { filename: 'a.png', size: 300 },
+        ],
+      }),
+    );
     expect(email.subject).toBe('New submission: Contact');
     expect(email.text).toBe(
       [
@@ -45,7 +52,14 @@ describe('default notification', () => {
 
   it('shows every field in an HTML table with inline styles only', async () => {
     const { html } = await renderNotification(submission());
-    for (const cell of ['>name</td>', '>Ada</td>', '>email</td>', '>ada@example.org</td>', '>Hello,<br>second line</td>', '>billing, api</td>']) {
+    for (const cell of [
+      '>name</td>',
+      '>Ada</td>',
+      '>email</td>',
+      '>ada@example.org</td>',
+      '>Hello,<br>second line</td>',
+      '>billing, api</td>',
+    ]) {
       expect(html).toContain(cell);
     }
     expect(html).toContain('Submitted 2024-05-06T23:30:00.000Z from 203.0.113.9 · submission sub_123');
@@ -86,7 +100,9 @@ describe('default notification', () => {
 
 describe('subjects', () => {
   it('renders a given subject as Liquid', async () => {
-    const email = await renderNotification(submission(), { subject: 'New message from {{ form.name }} ({{ form.missing || "no phone" }})' });
+    const email = await renderNotification(submission(), {
+      subject: 'New message from {{ form.name }} ({{ form.missing || "no phone" }})',
+    });
     expect(email.subject).toBe('New message from Ada (no phone)');
   });
 
@@ -143,14 +159,21 @@ describe('with a stored template', () => {
 
   it('gives its default variables to the template, the submission’s own names winning', async () => {
     const email = await renderNotification(submission(), {
-      template: { subject: '{{ company }}: {{ domain }}', text: '{{ company }} {{ form.name }}', html: null, variables: { company: 'Acme & Co', domain: 'not-this' } },
+      template: {
+        subject: '{{ company }}: {{ domain }}',
+        text: '{{ company }} {{ form.name }}',
+        html: null,
+        variables: { company: 'Acme & Co', domain: 'not-this' },
+      },
     });
     expect(email.subject).toBe('Acme & Co: example.com');
     expect(email.text).toBe('Acme & Co Ada');
   });
 
   it('lets the given subject win over the template’s', async () => {
-    expect((await renderNotification(submission(), { template, subject: 'Custom {{ form.email }}' })).subject).toBe('Custom ada@example.org');
+    expect((await renderNotification(submission(), { template, subject: 'Custom {{ form.email }}' })).subject).toBe(
+      'Custom ada@example.org',
+    );
   });
 
   it('derives a missing text part from the html, and a missing html part from the text', async () => {
@@ -167,7 +190,11 @@ describe('with a stored template', () => {
 
   it('escapes submitted values, names included, in the template’s html', async () => {
     const email = await renderNotification(submission({ fields: { [evil]: evil, x: evil } }), {
-      template: { subject: '{{ form.x }}', text: null, html: '{% for f in form %}<b>{{ f[0] }}</b>{{ f[1] | nl2br }}{% endfor %}{{ form.x | upcase }}' },
+      template: {
+        subject: '{{ form.x }}',
+        text: null,
+        html: '{% for f in form %}<b>{{ f[0] }}</b>{{ f[1] | nl2br }}{% endfor %}{{ form.x | upcase }}',
+      },
     });
     expect(email.html).not.toMatch(/<script/i);
     expect(email.html).toContain('<b>&lt;script&gt;alert(1)&lt;/script&gt;</b>');

@@ -118,7 +118,9 @@ function notificationBody(ctx: SubmissionEmailContext): { text: string; html: st
   const intro = ctx.domain ? `A form on ${ctx.domain} was submitted.` : 'A form was submitted.';
   const footer = `Submitted ${ctx.timestamp} from ${ctx.ip} · submission ${ctx.submissionId}`;
   return {
-    text: [oneLine(heading), oneLine(intro), textFields(fields), textFiles(ctx.files), `-- \n${oneLine(footer)}`].filter(Boolean).join('\n\n') + '\n',
+    text:
+      [oneLine(heading), oneLine(intro), textFields(fields), textFiles(ctx.files), `-- \n${oneLine(footer)}`].filter(Boolean).join('\n\n') +
+      '\n',
     html: htmlDocument(heading, intro, fields, ctx.files, footer),
   };
 }
@@ -129,7 +131,9 @@ function acknowledgmentBody(ctx: SubmissionEmailContext): { text: string; html: 
   const intro = `We received your message${ctx.domain ? ` on ${ctx.domain}` : ''}. Here is a copy of what you sent:`;
   const footer = `Received ${ctx.timestamp} · reference ${ctx.submissionId}`;
   return {
-    text: [oneLine(heading), oneLine(intro), textFields(fields), textFiles(ctx.files), `-- \n${oneLine(footer)}`].filter(Boolean).join('\n\n') + '\n',
+    text:
+      [oneLine(heading), oneLine(intro), textFields(fields), textFiles(ctx.files), `-- \n${oneLine(footer)}`].filter(Boolean).join('\n\n') +
+      '\n',
     html: htmlDocument(heading, intro, fields, ctx.files, footer),
   };
 }

@@ -1,5 +1,13 @@
 import { Body, Controller, Get, Header, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiCreatedResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { AppException } from '../../common/errors/app.exception';
 import type { AuthContext } from '../../common/auth/auth-context';
@@ -26,7 +34,8 @@ export class InstantFormsController {
   @Auth({ keyTypes: ['admin', 'usage'], permission: 'forms.write' })
   @ApiOperation({
     summary: 'Create an instant form',
-    description: 'The address gets a confirmation link; until it is followed, submissions are stored (held) and nothing is delivered (D-29).',
+    description:
+      'The address gets a confirmation link; until it is followed, submissions are stored (held) and nothing is delivered (D-29).',
   })
   @ApiCreatedResponse({ type: FormDto })
   @ApiBadRequestResponse({ type: ErrorBodyDto })
@@ -37,7 +46,10 @@ export class InstantFormsController {
 
   @Post('batch')
   @Auth({ keyTypes: ['admin', 'usage'], permission: 'forms.write' })
-  @ApiOperation({ summary: 'Create up to 50 instant forms at once', description: 'All or nothing: a bad entry is named by its index (forms[3].email).' })
+  @ApiOperation({
+    summary: 'Create up to 50 instant forms at once',
+    description: 'All or nothing: a bad entry is named by its index (forms[3].email).',
+  })
   @ApiCreatedResponse({ type: FormListDto })
   @ApiBadRequestResponse({ type: ErrorBodyDto })
   async createBatch(@CurrentAuth() auth: AuthContext, @Body() dto: CreateInstantFormBatchDto): Promise<FormListDto> {
@@ -61,7 +73,9 @@ export class InstantFormsController {
       res.status(404);
       return simplePage('Link not found', ['This confirmation link is not known. It may have been mistyped, or its form deleted.']);
     }
-    const waiting = result.released ? ` ${result.released} submission${result.released === 1 ? ' that was' : 's that were'} waiting ${result.released === 1 ? 'is' : 'are'} on the way.` : '';
+    const waiting = result.released
+      ? ` ${result.released} submission${result.released === 1 ? ' that was' : 's that were'} waiting ${result.released === 1 ? 'is' : 'are'} on the way.`
+      : '';
     return simplePage(result.state === 'confirmed' ? 'Form confirmed' : 'Already confirmed', [
       `Submissions to “${result.form.name}” will now be sent to you.${waiting}`,
     ]);
@@ -72,9 +86,17 @@ export class InstantFormsController {
   @ApiOperation({ summary: 'An instant form’s stored submissions (held ones included), newest first' })
   @ApiOkResponse({ type: SubmissionPageDto })
   @ApiNotFoundResponse({ type: ErrorBodyDto })
-  async submissions(@CurrentAuth() auth: AuthContext, @Param('id') id: string, @Query() query: ListSubmissionsQueryDto): Promise<SubmissionPageDto> {
+  async submissions(
+    @CurrentAuth() auth: AuthContext,
+    @Param('id') id: string,
+    @Query() query: ListSubmissionsQueryDto,
+  ): Promise<SubmissionPageDto> {
     const form = await this.forms.get(auth.accountId, id, ['instant']);
-    const page = await this.forms.listSubmissions(auth.accountId, form.id, { limit: query.limit ?? 50, cursor: query.cursor, status: query.status });
+    const page = await this.forms.listSubmissions(auth.accountId, form.id, {
+      limit: query.limit ?? 50,
+      cursor: query.cursor,
+      status: query.status,
+    });
     return { submissions: page.submissions.map(SubmissionDto.from), total: page.total, nextCursor: page.nextCursor };
   }
 }

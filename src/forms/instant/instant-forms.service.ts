@@ -40,7 +40,14 @@ export class InstantFormsService {
       const settings: FormSettings = { name: input.name, recipients: [input.email] };
       statements.push({
         table: 'forms',
-        values: { id, account_id: accountId, kind: 'instant', name: input.name, settings: JSON.stringify(settings), confirmation_token_hash: sha256(token) },
+        values: {
+          id,
+          account_id: accountId,
+          kind: 'instant',
+          name: input.name,
+          settings: JSON.stringify(settings),
+          confirmation_token_hash: sha256(token),
+        },
       });
       const confirmation = await this.email.compose(accountId, this.confirmationEmail(input, token));
       if (confirmation) messages.push(confirmation);

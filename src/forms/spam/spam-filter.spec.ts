@@ -39,7 +39,7 @@ describe('contentFilterReason', () => {
       ['a script tag', 'Your form breaks with <script>alert(1)</script> in the name, FYI.'],
       [
         'a code snippet',
-        "const x = arr.map((v) => v * 2);\nif (x[0] !== 1) { throw new Error('bad'); }\n<div class=\"a\">{{ name }}</div>",
+        'const x = arr.map((v) => v * 2);\nif (x[0] !== 1) { throw new Error(\'bad\'); }\n<div class="a">{{ name }}</div>',
       ],
       ['a relative HTML link', 'My template has <a href="/about">About</a> and it renders wrong.'],
       ['words that contain a phrase', 'The casinos in town and our crypto-investments team; the postmaster guest.'],

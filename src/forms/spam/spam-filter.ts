@@ -36,10 +36,7 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&
 
 const PHRASE_PATTERNS = SPAM_PHRASES.map((phrase) => ({
   phrase,
-  pattern: new RegExp(
-    `(?<![\\p{L}\\p{N}])${phrase.split(' ').map(escapeRegExp).join('\\s+')}(?:e?s)?(?![\\p{L}\\p{N}])`,
-    'iu',
-  ),
+  pattern: new RegExp(`(?<![\\p{L}\\p{N}])${phrase.split(' ').map(escapeRegExp).join('\\s+')}(?:e?s)?(?![\\p{L}\\p{N}])`, 'iu'),
 }));
 
 const LINK = /\bhttps?:\/\/[^\s<>"']+|\bwww\.[^\s<>"'.]+\.[^\s<>"']+/gi;

@@ -3,7 +3,10 @@ import { originListed, requestOrigin } from './origin-policy';
 describe('requestOrigin', () => {
   it('reads Origin, else Referer, lower-casing the host', () => {
     expect(requestOrigin('https://WWW.Example.com', undefined)).toEqual({ origin: 'https://www.example.com', host: 'www.example.com' });
-    expect(requestOrigin(undefined, 'http://blog.example.com:8080/post?x=1')).toEqual({ origin: 'http://blog.example.com:8080', host: 'blog.example.com' });
+    expect(requestOrigin(undefined, 'http://blog.example.com:8080/post?x=1')).toEqual({
+      origin: 'http://blog.example.com:8080',
+      host: 'blog.example.com',
+    });
     expect(requestOrigin('null', 'https://example.com/page')?.host).toBe('example.com');
   });
 

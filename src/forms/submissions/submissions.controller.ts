@@ -1,4 +1,17 @@
-import { Controller, createParamDecorator, ExecutionContext, Get, Header, HttpCode, Options, Param, Post, Req, Res, UseInterceptors } from '@nestjs/common';
+import {
+  Controller,
+  createParamDecorator,
+  ExecutionContext,
+  Get,
+  Header,
+  HttpCode,
+  Options,
+  Param,
+  Post,
+  Req,
+  Res,
+  UseInterceptors,
+} from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBody,
@@ -78,7 +91,10 @@ function SubmissionRouteDocs(summary: string): MethodDecorator {
       ApiBody(FIELDS_BODY),
       ApiOkResponse({ type: SubmissionAnswerDto, description: 'Accepted (also for posts blocked as spam: bots learn nothing)' }),
       ApiResponse({ status: 303, description: 'Accepted; a browser is sent on to the redirect URL' }),
-      ApiBadRequestResponse({ type: ErrorBodyDto, description: 'A required field is missing, an address or upload is refused, or CHALLENGE_FAILED' }),
+      ApiBadRequestResponse({
+        type: ErrorBodyDto,
+        description: 'A required field is missing, an address or upload is refused, or CHALLENGE_FAILED',
+      }),
       ApiForbiddenResponse({ type: ErrorBodyDto, description: 'ORIGIN_NOT_ALLOWED, or a public key of another domain' }),
       ApiNotFoundResponse({ type: ErrorBodyDto, description: 'No such form (another account’s form is the same 404)' }),
       ApiConflictResponse({ type: ErrorBodyDto, description: 'The form has nowhere to deliver to, or an Idempotency-Key conflict' }),
@@ -179,7 +195,9 @@ export class SubmissionsController {
     res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
     res.setHeader(
       'Access-Control-Allow-Headers',
-      req.get('access-control-request-headers') ? 'Content-Type, Accept, X-Requested-With, X-Public-Token, X-Api-Key, Authorization, Idempotency-Key' : 'Content-Type',
+      req.get('access-control-request-headers')
+        ? 'Content-Type, Accept, X-Requested-With, X-Public-Token, X-Api-Key, Authorization, Idempotency-Key'
+        : 'Content-Type',
     );
     res.setHeader('Access-Control-Max-Age', '600');
   }
@@ -238,7 +256,10 @@ function seeOther(response: Response, location: string): void {
 
 /** The route a preflight's path names (Nest gives OPTIONS handlers no typed params across several paths). */
 function routeOfPath(path: string): SubmissionRoute {
-  const parts = path.split('/').filter(Boolean).map((part) => decodeURIComponent(part));
+  const parts = path
+    .split('/')
+    .filter(Boolean)
+    .map((part) => decodeURIComponent(part));
   if (parts[0] === 'v1' && parts.length === 3) return { kind: 'domain', domain: parts[1], slug: 'send' };
   if (parts[0] === 'submit' && parts.length === 2) return { kind: 'reference', ref: parts[1] };
   if (parts[0] === 'f' && parts.length === 2) return { kind: 'form', id: parts[1] };

@@ -195,14 +195,15 @@ export class SubmissionsService {
     };
     const from = this.senderOf(form, context.formName);
     const submitter = validAddress(fieldText(submission.fields, 'email'));
-    const replyTo = settings.replies === false ? undefined : this.replyToOf(form, submission.fields, control) ?? submitter;
+    const replyTo = settings.replies === false ? undefined : (this.replyToOf(form, submission.fields, control) ?? submitter);
 
     const notificationTemplate = settings.template ? await this.templates.findForForm(form.accountId, settings.template) : null;
     const notification = await renderNotification(context, {
       literalSubject: control.subject,
       subject: settings.subject,
       template: notificationTemplate ?? undefined,
-      onTemplateError: (err) => this.logger.warn(`Template ${settings.template} of form ${form.id} failed, the default was used: ${err.message}`),
+      onTemplateError: (err) =>
+        this.logger.warn(`Template ${settings.template} of form ${form.id} failed, the default was used: ${err.message}`),
     });
     const attachments = uploads.map((u) => ({ filename: u.filename, contentType: u.contentType, content: u.content.toString('base64') }));
     const composed: ComposedEmail[] = [
@@ -214,9 +215,15 @@ export class SubmissionsService {
       const acknowledgment = await renderAcknowledgment(context, {
         subject: ack.subject,
         template: ackTemplate ?? undefined,
-        onTemplateError: (err) => this.logger.warn(`Template ${ack.template} of form ${form.id} failed, the default was used: ${err.message}`),
+        onTemplateError: (err) =>
+          this.logger.warn(`Template ${ack.template} of form ${form.id} failed, the default was used: ${err.message}`),
       });
-      composed.push({ ...from, to: [submitter], replyTo: recipients.slice(0, 1).map((address) => ({ name: '', address })), ...acknowledgment });
+      composed.push({
+        ...from,
+        to: [submitter],
+        replyTo: recipients.slice(0, 1).map((address) => ({ name: '', address })),
+        ...acknowledgment,
+      });
     }
     const messages = await Promise.all(composed.map((email) => this.email.compose(form.accountId, email)));
     return messages.filter((m): m is MessageWithEvents => m !== null);
@@ -265,8 +272,10 @@ export class SubmissionsService {
     }
     const email = fieldText(fields, 'email');
     if (email !== undefined && !validAddress(email)) errors.push({ field: 'email', message: 'must be a valid email address' });
-    if (control.replyTo !== undefined && !validAddress(control.replyTo)) errors.push({ field: '_replyto', message: 'must be a valid email address' });
-    if (control.subject !== undefined && control.subject.length > 998) errors.push({ field: '_subject', message: 'at most 998 characters' });
+    if (control.replyTo !== undefined && !validAddress(control.replyTo))
+      errors.push({ field: '_replyto', message: 'must be a valid email address' });
+    if (control.subject !== undefined && control.subject.length > 998)
+      errors.push({ field: '_subject', message: 'at most 998 characters' });
     if (Object.keys(fields).length === 0) errors.push({ field: 'body', message: 'the submission has no fields' });
     if (errors.length) throw AppException.validation(errors);
   }

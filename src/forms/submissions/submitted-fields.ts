@@ -35,7 +35,8 @@ export function parseSubmittedFields(body: unknown): ParsedSubmission {
   let count = 0;
   const add = (name: string, value: unknown): void => {
     if (++count > FIELD_LIMITS.fields) throw AppException.invalidField('body', `at most ${FIELD_LIMITS.fields} fields`);
-    if (name.length > FIELD_LIMITS.nameLength) throw AppException.invalidField(name.slice(0, 60), `field names have at most ${FIELD_LIMITS.nameLength} characters`);
+    if (name.length > FIELD_LIMITS.nameLength)
+      throw AppException.invalidField(name.slice(0, 60), `field names have at most ${FIELD_LIMITS.nameLength} characters`);
     const values = (Array.isArray(value) ? value : [value]).flatMap((v) => (v === null || v === undefined ? [] : [textOf(name, v)]));
     if (values.length > FIELD_LIMITS.values) throw AppException.invalidField(name, `at most ${FIELD_LIMITS.values} values`);
     if (values.length === 0) return;
@@ -70,7 +71,8 @@ export function isControl(name: string): boolean {
 }
 
 function textOf(name: string, value: unknown): string {
-  const text = typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
+  const text =
+    typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
   if (text.length > FIELD_LIMITS.valueLength) throw AppException.invalidField(name, `at most ${FIELD_LIMITS.valueLength} characters`);
   return text;
 }

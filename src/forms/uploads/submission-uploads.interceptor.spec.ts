@@ -45,7 +45,9 @@ describe('SubmissionUploadsInterceptor', () => {
   });
 
   it('leaves JSON and url-encoded bodies alone', async () => {
-    const json = await request(app.getHttpServer()).post('/submit').send({ name: 'Ann', nested: { a: 1 } });
+    const json = await request(app.getHttpServer())
+      .post('/submit')
+      .send({ name: 'Ann', nested: { a: 1 } });
     expect(json.body).toEqual({ body: { name: 'Ann', nested: { a: 1 } }, files: [] });
     const form = await request(app.getHttpServer()).post('/submit').type('form').send('name=Ann');
     expect(form.body).toEqual({ body: { name: 'Ann' }, files: [] });
@@ -57,14 +59,26 @@ describe('SubmissionUploadsInterceptor', () => {
       .attach('big', Buffer.alloc(MAX_SUBMISSION_UPLOAD_BYTES + 1), 'big.bin');
     expect(response.status).toBe(413);
     expect(response.body).toEqual({
-      error: { code: 'PAYLOAD_TOO_LARGE', message: 'Each uploaded file may be at most 10 MB', details: { limit_bytes: MAX_SUBMISSION_UPLOAD_BYTES } },
+      error: {
+        code: 'PAYLOAD_TOO_LARGE',
+        message: 'Each uploaded file may be at most 10 MB',
+        details: { limit_bytes: MAX_SUBMISSION_UPLOAD_BYTES },
+      },
       documentation: 'https://mailroom.test/docs#errors',
     });
   });
 
   it.each([
-    ['too many fields', (r: request.Test) => Array.from({ length: 201 }, (_, i) => i).reduce((t, i) => t.field(`f${i}`, 'x'), r), 'Too many fields'],
-    ['too many files', (r: request.Test) => Array.from({ length: 11 }, (_, i) => i).reduce((t, i) => t.attach(`f${i}`, Buffer.from('x'), `${i}.txt`), r), 'Too many files'],
+    [
+      'too many fields',
+      (r: request.Test) => Array.from({ length: 201 }, (_, i) => i).reduce((t, i) => t.field(`f${i}`, 'x'), r),
+      'Too many fields',
+    ],
+    [
+      'too many files',
+      (r: request.Test) => Array.from({ length: 11 }, (_, i) => i).reduce((t, i) => t.attach(`f${i}`, Buffer.from('x'), `${i}.txt`), r),
+      'Too many files',
+    ],
     ['a field value over 100 KB', (r: request.Test) => r.field('message', 'x'.repeat(100 * 1024 + 1)), 'Field value too long'],
     ['a field name over 200 characters', (r: request.Test) => r.field('n'.repeat(201), 'x'), 'Field name too long'],
   ])('answers 400 VALIDATION_FAILED for %s', async (_, build, reason) => {
@@ -86,10 +100,7 @@ describe('SubmissionUploadsInterceptor', () => {
   });
 
   it('answers 400 VALIDATION_FAILED for a multipart body without a boundary', async () => {
-    const response = await request(app.getHttpServer())
-      .post('/submit')
-      .set('Content-Type', 'multipart/form-data')
-      .send('--XyZ\r\n\r\n');
+    const response = await request(app.getHttpServer()).post('/submit').set('Content-Type', 'multipart/form-data').send('--XyZ\r\n\r\n');
     expect(response.status).toBe(400);
     expect(response.body.error.code).toBe('VALIDATION_FAILED');
   });

@@ -3,7 +3,12 @@ import { AppException } from '../../common/errors/app.exception';
 import { ErrorCode } from '../../common/errors/error-code';
 import { checkUploads, MAX_SUBMISSION_UPLOAD_BYTES, ReceivedFile, sanitizeFilename } from './submission-uploads';
 
-function file(originalname: string, content: Buffer | string, mimetype = 'application/octet-stream', fieldname = 'attachment'): ReceivedFile {
+function file(
+  originalname: string,
+  content: Buffer | string,
+  mimetype = 'application/octet-stream',
+  fieldname = 'attachment',
+): ReceivedFile {
   return { fieldname, originalname, mimetype, buffer: Buffer.isBuffer(content) ? content : Buffer.from(content) };
 }
 
@@ -116,7 +121,10 @@ describe('checkUploads', () => {
   it('accepts a PNG and a PDF with the sniffed type, whatever the browser declared', async () => {
     const pdf = '%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n';
     const image = png();
-    const accepted = await checkUploads([file('photo.png', image, 'text/html', 'photo'), file('cv.pdf', pdf, 'application/octet-stream', 'cv')]);
+    const accepted = await checkUploads([
+      file('photo.png', image, 'text/html', 'photo'),
+      file('cv.pdf', pdf, 'application/octet-stream', 'cv'),
+    ]);
     expect(accepted).toEqual([
       { field: 'photo', filename: 'photo.png', contentType: 'image/png', size: image.length, content: image },
       { field: 'cv', filename: 'cv.pdf', contentType: 'application/pdf', size: pdf.length, content: Buffer.from(pdf) },
@@ -158,7 +166,7 @@ describe('sanitizeFilename', () => {
     ['../../etc/passwd', 'passwd'],
     ['C:\\Users\\ann\\Desktop\\cv.pdf', 'cv.pdf'],
     ['a\r\nX-Evil: 1".pdf', 'aX-Evil: 1.pdf'],
-    ["O'Brien \"final\".docx", 'OBrien final.docx'],
+    ['O\'Brien "final".docx', 'OBrien final.docx'],
     ['invoice\u202Egpj.exe', 'invoicegpj.exe'],
     ['  .hidden  ', 'hidden'],
     ['..', 'upload'],

@@ -54,9 +54,13 @@ export class SubmissionUploadsInterceptor implements NestInterceptor {
     // Multer would hold up to 10 files of 10 MB each before checkUploads sees the total: a body announced larger
     // than a submission may be is refused before it is read.
     if (Number(request.get('content-length') ?? 0) > MAX_SUBMISSION_BODY_BYTES) {
-      throw new AppException(ErrorCode.PayloadTooLarge, `A submission may be at most ${MAX_SUBMISSION_UPLOAD_BYTES / 1024 / 1024} MB of files`, {
-        limit_bytes: MAX_SUBMISSION_UPLOAD_BYTES,
-      });
+      throw new AppException(
+        ErrorCode.PayloadTooLarge,
+        `A submission may be at most ${MAX_SUBMISSION_UPLOAD_BYTES / 1024 / 1024} MB of files`,
+        {
+          limit_bytes: MAX_SUBMISSION_UPLOAD_BYTES,
+        },
+      );
     }
     try {
       return await this.multer.intercept(context, next);
@@ -73,12 +77,19 @@ function multipartError(error: unknown, request: Request): unknown {
     return request.complete ? error : new AppException(ErrorCode.ValidationFailed, 'The multipart body ended before it was complete');
   }
   if (error.getStatus() === HttpStatus.PAYLOAD_TOO_LARGE) {
-    return new AppException(ErrorCode.PayloadTooLarge, `Each uploaded file may be at most ${MAX_SUBMISSION_UPLOAD_BYTES / 1024 / 1024} MB`, {
-      limit_bytes: MAX_SUBMISSION_UPLOAD_BYTES,
-    });
+    return new AppException(
+      ErrorCode.PayloadTooLarge,
+      `Each uploaded file may be at most ${MAX_SUBMISSION_UPLOAD_BYTES / 1024 / 1024} MB`,
+      {
+        limit_bytes: MAX_SUBMISSION_UPLOAD_BYTES,
+      },
+    );
   }
   if (error.getStatus() === HttpStatus.BAD_REQUEST) {
-    return new AppException(ErrorCode.ValidationFailed, `The multipart body was refused (${error.message}); a form may send ${MULTIPART_LIMITS}`);
+    return new AppException(
+      ErrorCode.ValidationFailed,
+      `The multipart body was refused (${error.message}); a form may send ${MULTIPART_LIMITS}`,
+    );
   }
   return error;
 }
@@ -124,7 +135,10 @@ export function sanitizeFilename(name: string): string {
   const chars = Array.from(clean);
   if (chars.length <= MAX_UPLOAD_FILENAME_LENGTH) return clean || 'upload';
   const extension = /\.[^.]{1,20}$/.exec(clean)?.[0] ?? '';
-  const stem = chars.slice(0, MAX_UPLOAD_FILENAME_LENGTH - Array.from(extension).length).join('').replace(/[. ]+$/, '');
+  const stem = chars
+    .slice(0, MAX_UPLOAD_FILENAME_LENGTH - Array.from(extension).length)
+    .join('')
+    .replace(/[. ]+$/, '');
   return `${stem}${extension}`;
 }
 
@@ -147,10 +161,14 @@ export async function checkUploads(files: ReceivedFile[] | undefined): Promise<U
   if (!files?.length) return [];
   const total = files.reduce((sum, file) => sum + file.buffer.length, 0);
   if (total > MAX_SUBMISSION_UPLOAD_BYTES) {
-    throw new AppException(ErrorCode.PayloadTooLarge, `The uploaded files may be at most ${MAX_SUBMISSION_UPLOAD_BYTES / 1024 / 1024} MB together`, {
-      limit_bytes: MAX_SUBMISSION_UPLOAD_BYTES,
-      received_bytes: total,
-    });
+    throw new AppException(
+      ErrorCode.PayloadTooLarge,
+      `The uploaded files may be at most ${MAX_SUBMISSION_UPLOAD_BYTES / 1024 / 1024} MB together`,
+      {
+        limit_bytes: MAX_SUBMISSION_UPLOAD_BYTES,
+        received_bytes: total,
+      },
+    );
   }
 
   const problems: { field: string; message: string }[] = [];

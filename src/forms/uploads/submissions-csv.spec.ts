@@ -28,7 +28,11 @@ describe('submissionsCsv', () => {
   it('takes every field name of every row in first-seen order, joining repeated values', () => {
     const csv = submissionsCsv([
       row('s1', { name: 'Ann', email: 'ann@example.com' }, { ip: '203.0.113.7', userAgent: 'Mozilla/5.0', origin: 'https://shop.example' }),
-      row('s2', { email: 'bob@example.com', topics: ['billing', 'sales'], phone: '555' }, { status: 'spam', files: [{ filename: 'a.pdf' }, { filename: 'b.png' }] }),
+      row(
+        's2',
+        { email: 'bob@example.com', topics: ['billing', 'sales'], phone: '555' },
+        { status: 'spam', files: [{ filename: 'a.pdf' }, { filename: 'b.png' }] },
+      ),
     ]);
     expect(lines(csv)).toEqual([
       'id,created_at,status,name,email,topics,phone,files,ip,user_agent,origin',
@@ -39,9 +43,7 @@ describe('submissionsCsv', () => {
 
   it('quotes commas, quotes and line breaks (a lone CR or LF too)', () => {
     const csv = submissionsCsv([row('s1', { a: 'x, y', b: 'say "hi"', c: 'one\r\ntwo', d: 'lf\nonly', e: 'cr\ronly' })]);
-    expect(csv.slice(CSV_BOM.length).split('\r\n')[1]).toBe(
-      's1,2026-03-01T10:00:00.000Z,delivered,"x, y","say ""hi""","one',
-    );
+    expect(csv.slice(CSV_BOM.length).split('\r\n')[1]).toBe('s1,2026-03-01T10:00:00.000Z,delivered,"x, y","say ""hi""","one');
     expect(csv).toContain(',"one\r\ntwo","lf\nonly","cr\ronly",,,,\r\n');
   });
 
@@ -49,7 +51,7 @@ describe('submissionsCsv', () => {
     const csv = submissionsCsv([
       row('s1', {
         '=cmd': '=HYPERLINK("http://evil.example","click")',
-        plus: '+cmd|\' /C calc\'!A0',
+        plus: "+cmd|' /C calc'!A0",
         at: '@SUM(A1:A2)',
         minus: '-2+3',
         tab: '\t=1+1',

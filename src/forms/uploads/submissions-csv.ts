@@ -58,10 +58,13 @@ export function submissionsCsv(rows: SubmissionCsvRow[]): string {
     row.userAgent ?? '',
     row.origin ?? '',
   ]);
-  const csv = stringify([header, ...records].map((record) => record.map(neutralize)), {
-    record_delimiter: 'windows',
-    // csv-stringify quotes only the whole CRLF delimiter; a lone CR or LF in a cell must be quoted too.
-    quoted_match: /[\r\n]/,
-  });
+  const csv = stringify(
+    [header, ...records].map((record) => record.map(neutralize)),
+    {
+      record_delimiter: 'windows',
+      // csv-stringify quotes only the whole CRLF delimiter; a lone CR or LF in a cell must be quoted too.
+      quoted_match: /[\r\n]/,
+    },
+  );
   return `${CSV_BOM}${csv}`;
 }

@@ -34,8 +34,7 @@ const PROGRAM_TYPES = new Set([
  * here too, as it does for an HTML parser, and `<!--` counts whatever follows it: refusing a text file that
  * starts like markup costs little, letting an HTML page through costs a phishing page in someone's inbox.
  */
-const HTML_START =
-  /^<(?:!doctype\s+html|html|head|script|iframe|h1|div|font|table|a|style|title|b|body|br|p|svg)(?=[\s>/])|^<!--/i;
+const HTML_START = /^<(?:!doctype\s+html|html|head|script|iframe|h1|div|font|table|a|style|title|b|body|br|p|svg)(?=[\s>/])|^<!--/i;
 
 /** XML may carry a page or an image with scripts under any prolog: its whole text is searched. */
 const XML_START = /^<(?:\?xml|!doctype)/i;

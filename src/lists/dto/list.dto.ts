@@ -19,7 +19,11 @@ export class CreateListDto {
 
 /** PATCH: fields left out keep their value; description null removes it. */
 export class UpdateListDto {
-  @ApiPropertyOptional({ example: 'Newsletter (monthly)', maxLength: 200, description: 'Unique within the account (409 CONFLICT otherwise).' })
+  @ApiPropertyOptional({
+    example: 'Newsletter (monthly)',
+    maxLength: 200,
+    description: 'Unique within the account (409 CONFLICT otherwise).',
+  })
   @IsOptional()
   @IsString()
   @MinLength(1)

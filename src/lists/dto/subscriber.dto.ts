@@ -16,7 +16,11 @@ export class SubscriberInputDto {
   @IsEmail({ allow_display_name: false, allow_ip_domain: false }, { message: 'email must be an email address' })
   email: string;
 
-  @ApiPropertyOptional({ example: 'Ada Lovelace', maxLength: 200, description: 'Shown in the To header and given to templates as {{name}}.' })
+  @ApiPropertyOptional({
+    example: 'Ada Lovelace',
+    maxLength: 200,
+    description: 'Shown in the To header and given to templates as {{name}}.',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(200)

@@ -1,6 +1,18 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsISO8601, IsNotEmpty, IsOptional, IsString, IsUrl, MaxLength, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsIn,
+  IsISO8601,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  IsUrl,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
 import { MAX_PROVIDER_EVENTS, PROVIDER_EVENT_TYPES, type ProviderEventType } from '../provider-event-rules';
 
 /** One event in the provider's normalized form (D-24). */
@@ -29,12 +41,19 @@ export class ProviderEventDto {
   @MaxLength(320)
   recipient?: string;
 
-  @ApiPropertyOptional({ format: 'date-time', example: '2025-05-01T12:00:00Z', description: 'When it happened at the provider; default now.' })
+  @ApiPropertyOptional({
+    format: 'date-time',
+    example: '2025-05-01T12:00:00Z',
+    description: 'When it happened at the provider; default now.',
+  })
   @IsOptional()
   @IsISO8601({ strict: true }, { message: 'timestamp must be an ISO 8601 date-time' })
   timestamp?: string;
 
-  @ApiPropertyOptional({ example: '550 5.1.1 mailbox does not exist', description: 'The provider’s reason (bounces, deferrals, complaints).' })
+  @ApiPropertyOptional({
+    example: '550 5.1.1 mailbox does not exist',
+    description: 'The provider’s reason (bounces, deferrals, complaints).',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(2000)
@@ -65,7 +84,10 @@ export class ProviderEventsResultDto {
   @ApiProperty({ example: 3, description: 'Events in the call.' })
   received: number;
 
-  @ApiProperty({ example: 2, description: 'Events recorded on their message (a status moves only forward; a late event is recorded all the same).' })
+  @ApiProperty({
+    example: 2,
+    description: 'Events recorded on their message (a status moves only forward; a late event is recorded all the same).',
+  })
   applied: number;
 
   @ApiProperty({

@@ -43,7 +43,8 @@ export class UpdateAccountSettingsDto {
   @ApiPropertyOptional({
     type: GlobalLimitsPatchDto,
     nullable: true,
-    description: 'Account-wide caps (spec "Form submission limits"); past one, sends and form posts get 429 ACCOUNT_QUOTA_EXCEEDED. null removes all three.',
+    description:
+      'Account-wide caps (spec "Form submission limits"); past one, sends and form posts get 429 ACCOUNT_QUOTA_EXCEEDED. null removes all three.',
   })
   @IsOptional()
   @IsObject()
@@ -74,24 +75,37 @@ export class QuotaStandingDto {
   @ApiProperty({ type: Number, nullable: true, example: 138, description: 'What an acceptance may still take; null: no limit' })
   remaining: number | null;
 
-  @ApiProperty({ example: '2026-12-01T00:00:00.000Z', description: 'When the window ends and the quota is whole again (UTC calendar windows)' })
+  @ApiProperty({
+    example: '2026-12-01T00:00:00.000Z',
+    description: 'When the window ends and the quota is whole again (UTC calendar windows)',
+  })
   reset_time: string;
 }
 
 export class AccountQuotasDto {
   @ApiProperty({
     type: QuotaStandingDto,
-    description: 'Emails (one per accepted recipient) per calendar month: Free 180 (360 in the month the account was created); paid plans have no stop (overage is billed); enterprise as set by the operator. Past it: QUOTA_EXCEEDED.',
+    description:
+      'Emails (one per accepted recipient) per calendar month: Free 180 (360 in the month the account was created); paid plans have no stop (overage is billed); enterprise as set by the operator. Past it: QUOTA_EXCEEDED.',
   })
   emails_per_month: QuotaStandingDto;
 
-  @ApiProperty({ type: QuotaStandingDto, description: 'Accepted form submissions (spam not counted) per UTC hour: Free 100, Pro 2000. Past it: QUOTA_EXCEEDED.' })
+  @ApiProperty({
+    type: QuotaStandingDto,
+    description: 'Accepted form submissions (spam not counted) per UTC hour: Free 100, Pro 2000. Past it: QUOTA_EXCEEDED.',
+  })
   form_submissions_per_hour: QuotaStandingDto;
 
-  @ApiProperty({ type: QuotaStandingDto, description: 'Accepted form submissions per UTC day: Free 1000, Pro 20000. Past it: QUOTA_EXCEEDED.' })
+  @ApiProperty({
+    type: QuotaStandingDto,
+    description: 'Accepted form submissions per UTC day: Free 1000, Pro 20000. Past it: QUOTA_EXCEEDED.',
+  })
   form_submissions_per_day: QuotaStandingDto;
 
-  @ApiProperty({ type: QuotaStandingDto, description: 'global_limits.hourly: emails and form submissions together. Past it: ACCOUNT_QUOTA_EXCEEDED.' })
+  @ApiProperty({
+    type: QuotaStandingDto,
+    description: 'global_limits.hourly: emails and form submissions together. Past it: ACCOUNT_QUOTA_EXCEEDED.',
+  })
   global_hourly: QuotaStandingDto;
 
   @ApiProperty({ type: QuotaStandingDto, description: 'global_limits.daily. Past it: ACCOUNT_QUOTA_EXCEEDED.' })

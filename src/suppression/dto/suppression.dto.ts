@@ -41,7 +41,12 @@ export class SuppressionEntryDto {
   @ApiProperty({ enum: SUPPRESSION_REASONS })
   reason: SuppressionReason;
 
-  @ApiProperty({ type: String, nullable: true, example: 'msg_8Jk2…', description: 'What added it: api, or the message that bounced or was complained about' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'msg_8Jk2…',
+    description: 'What added it: api, or the message that bounced or was complained about',
+  })
   source: string | null;
 
   @ApiProperty({ format: 'date-time' })

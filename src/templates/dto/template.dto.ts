@@ -26,7 +26,10 @@ export class CreateTemplateDto {
   @IsIn(TEMPLATE_TYPES)
   type?: TemplateType;
 
-  @ApiProperty({ example: 'Welcome, {{name}}!', description: `Handlebars; rendered without HTML escaping, line breaks become spaces. ${PART_LIMIT}` })
+  @ApiProperty({
+    example: 'Welcome, {{name}}!',
+    description: `Handlebars; rendered without HTML escaping, line breaks become spaces. ${PART_LIMIT}`,
+  })
   @IsString()
   @Length(1, 512 * 1024)
   subject: string;
@@ -48,7 +51,8 @@ export class CreateTemplateDto {
 
   @ApiPropertyOptional({
     example: { company: 'Acme' },
-    description: 'Default values of the placeholders; the variables of a send (or a form template’s context) win over them. At most 64 KB as JSON.',
+    description:
+      'Default values of the placeholders; the variables of a send (or a form template’s context) win over them. At most 64 KB as JSON.',
   })
   @IsOptional()
   @IsObject()
@@ -90,7 +94,12 @@ export class UpdateTemplateDto {
   @IsString()
   text?: string | null;
 
-  @ApiPropertyOptional({ type: 'object', nullable: true, additionalProperties: true, description: 'Default values of the placeholders; null removes them' })
+  @ApiPropertyOptional({
+    type: 'object',
+    nullable: true,
+    additionalProperties: true,
+    description: 'Default values of the placeholders; null removes them',
+  })
   @ValidateIf((_, value) => value !== null && value !== undefined)
   @IsObject()
   variables?: Record<string, unknown> | null;

@@ -200,7 +200,10 @@ export class WebhookDeliveryDto {
   @ApiProperty({ example: 'whd_8Jk2mT0kLw2sZr8NcY1pXb' })
   id: string;
 
-  @ApiProperty({ example: 'evt_2Lq9mT0kLw2sZr8NcY1pXb', description: 'The `webhook-id` header and the body’s `id`: the same at every retry and replay' })
+  @ApiProperty({
+    example: 'evt_2Lq9mT0kLw2sZr8NcY1pXb',
+    description: 'The `webhook-id` header and the body’s `id`: the same at every retry and replay',
+  })
   eventId: string;
 
   @ApiProperty({ example: 'delivered' })
@@ -212,7 +215,12 @@ export class WebhookDeliveryDto {
   @ApiProperty({ type: [WebhookAttemptDto], description: 'Oldest first' })
   attempts: WebhookAttemptDto[];
 
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When the next attempt is due; null once succeeded or failed' })
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'When the next attempt is due; null once succeeded or failed',
+  })
   nextAttemptAt: string | null;
 
   @ApiProperty({ format: 'date-time' })

@@ -82,7 +82,10 @@ export const duplicated = (counts: Map<string, number>) => [...counts].filter(([
 export async function waitForReadiness(http: TestAgent, until: (status: number, body: any) => boolean, timeoutMs = 20_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const res = await http.get('/health/ready').timeout(5_000).catch(() => null);
+    const res = await http
+      .get('/health/ready')
+      .timeout(5_000)
+      .catch(() => null);
     if (res && until(res.status, res.body)) return res;
     if (Date.now() > deadline) throw new Error(`readiness never matched: last ${res?.status} ${JSON.stringify(res?.body)}`);
     await new Promise((r) => setTimeout(r, 100));

@@ -15,7 +15,10 @@ export class ListSendAcceptedDto {
   @ApiProperty({ enum: ['queued'], description: 'The send is stored; its messages are made in the background.' })
   status: 'queued';
 
-  @ApiProperty({ example: 1250, description: 'Subscribed subscribers not on the suppression list at acceptance: the messages it will make' })
+  @ApiProperty({
+    example: 1250,
+    description: 'Subscribed subscribers not on the suppression list at acceptance: the messages it will make',
+  })
   queued: number;
 }
 
