@@ -14,5 +14,5 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 COPY --from=build /app/dist ./dist
 USER node
-EXPOSE 3000 2525
+EXPOSE 3000 3001 2525
 CMD ["node", "dist/main.js"]

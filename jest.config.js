@@ -12,13 +12,18 @@ const transform = {
       module: { type: 'commonjs' },
     },
   ],
-  // ESM-only packages (file-type and its dependencies): jest-runtime cannot require() ES modules as Node does.
-  '^.+\\.js$': [
-    '@swc/jest',
-    { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } },
-  ],
+  // ESM-only packages (@nestjs/terminus, file-type and its dependencies): jest-runtime cannot require() ES modules as Node does.
+  '^.+\\.js$': ['@swc/jest', { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
 };
-const ESM_PACKAGES = ['file-type', 'strtok3', 'token-types', '@tokenizer/inflate', 'uint8array-extras', '@borewit/text-codec'];
+const ESM_PACKAGES = [
+  '@nestjs/terminus',
+  'file-type',
+  'strtok3',
+  'token-types',
+  '@tokenizer/inflate',
+  'uint8array-extras',
+  '@borewit/text-codec',
+];
 const transformIgnorePatterns = [`/node_modules/(?!(${ESM_PACKAGES.join('|')})/)`];
 // file-type exports only `import` / `module-sync` conditions, which Jest's CommonJS resolver does not use.
 const moduleNameMapper = { '^file-type$': '<rootDir>/node_modules/file-type/index.js' };

@@ -20,6 +20,7 @@ import { ForwardingModule } from './forwarding/forwarding.module';
 import { SubmissionsModule } from './forms/submissions/submissions.module';
 import { HealthModule } from './health/health.module';
 import { ListsModule } from './lists/lists.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { ProjectsModule } from './projects/projects.module';
 import { ProviderEventsModule } from './provider-events/provider-events.module';
 import { QuotasModule } from './quotas/quotas.module';
@@ -51,6 +52,7 @@ export class AppModule {
         AuthModule,
         RateLimitsModule,
         HealthModule,
+        MetricsModule,
         AccountsModule,
         ApiKeysModule,
         DomainsModule,

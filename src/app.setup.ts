@@ -12,6 +12,7 @@ import { RateLimitService } from './common/rate-limit/rate-limit.service';
 import { createValidationPipe } from './common/http/validation.pipe';
 import { AppConfigService } from './config/app-config.service';
 import { onNewConnection } from './database/database.options';
+import { httpMetrics } from './metrics/http-metrics';
 import { keepProviderEventsBody } from './provider-events/raw-body';
 import { setupBullBoard } from './queue/bull-board';
 
@@ -23,6 +24,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.disable('x-powered-by');
   answerClientErrors(app.getHttpServer(), `${config.publicUrl}/docs#errors`);
   app.use(requestId);
+  app.use(httpMetrics);
   setupBullBoard(app); // operator-only behind basic auth, and its UI polls: not rate-limited
   // Limits apply before a body is read: a refused caller never costs a 40 MB parse.
   const limiter = app.get(RateLimitService);

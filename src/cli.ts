@@ -14,13 +14,16 @@ interface ApiOptions {
   apiKey?: string;
 }
 
+/** The options of `push` and `plan`, as commander parses them. */
+type PushOptions = ApiOptions & { dryRun?: boolean; prune?: boolean; json?: boolean };
+
 function client(options: ApiOptions): MailroomClient {
   if (!options.apiKey) throw new Error('No API key: pass --api-key or set MAILROOM_API_KEY to an admin key');
   return new MailroomClient(options.url, options.apiKey);
 }
 
 /** Pushes (or plans) a file and prints the plan; the exit code says whether changes are pending. */
-async function push(path: string, options: ApiOptions & { dryRun?: boolean; prune?: boolean; json?: boolean }): Promise<number> {
+async function push(path: string, options: PushOptions): Promise<number> {
   const file = await readConfigFile(path);
   const dryRun = options.dryRun === true;
   const result: PushResult = await client(options).pushConfig(file, { dryRun, prune: options.prune === true });
@@ -48,13 +51,13 @@ function program(setExit: (code: number) => void): Command {
     .option('--dry-run', 'show the plan without applying it (exit code 2 when there are changes)')
     .option('--prune', 'delete what the file does not name')
     .option('--json', 'print the result as JSON')
-    .action(run((file: string, options) => push(file, options)));
+    .action(run((file: string, options: PushOptions) => push(file, options)));
 
   apiOptions(cli.command('plan').argument('<file>', 'configuration file, YAML or JSON'))
     .description('Show what a push would change; exit code 2 when there are changes, 0 when none')
     .option('--prune', 'plan the deletion of what the file does not name')
     .option('--json', 'print the plan as JSON')
-    .action(run((file: string, options) => push(file, { ...options, dryRun: true })));
+    .action(run((file: string, options: PushOptions) => push(file, { ...options, dryRun: true })));
 
   apiOptions(cli.command('export'))
     .description('Print the account’s configuration as a file (YAML, or JSON with --format json)')
@@ -104,4 +107,4 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv).then((code) => process.exit(code));
+void main(process.argv).then((code) => process.exit(code));

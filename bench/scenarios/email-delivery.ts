@@ -25,7 +25,7 @@ interface Sink {
 
 /** A local SMTP sink that takes everything and only counts (no parsing: the sink should not be the bottleneck). */
 async function startSink(): Promise<Sink> {
-  const sink: Sink = { url: '', received: 0, arrivals: [], close: async () => undefined };
+  const sink: Sink = { url: '', received: 0, arrivals: [], close: () => Promise.resolve() };
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
@@ -60,7 +60,7 @@ function seal(plaintext: string, key: Buffer): string {
  * The messages are accepted first with no worker running; the worker then drains the queue, and the rate
  * is measured from its first to its last arrival at the sink.
  */
-export async function run(options: BenchOptions): Promise<ScenarioResult> {
+export async function run(_options: BenchOptions): Promise<ScenarioResult> {
   const count = Number(process.env.BENCH_EMAILS ?? 5000);
   const sink = await startSink();
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });

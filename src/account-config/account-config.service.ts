@@ -39,6 +39,10 @@ export interface PushResult {
 
 /** Where accounts.settings keeps which project the file describes. */
 const CONFIG_SETTINGS = 'config';
+/** What accounts.settings[CONFIG_SETTINGS] holds: the described project's id. */
+interface ConfigSettings {
+  project: string | null;
+}
 
 /**
  * The declarative configuration (D-33): export an account's project, domains (forwarding, forms), collections,
@@ -191,7 +195,7 @@ export class AccountConfigService {
     await patchAccountSettings(manager, accountId, {
       // Every window given: a limit the target lacks is removed (null), not kept.
       global_limits: Object.fromEntries(GLOBAL_LIMIT_FIELDS.map((window) => [window, limits[window] ?? null])),
-      [CONFIG_SETTINGS]: { project: target.project ? (projectIds.get(target.project.slug) ?? null) : null },
+      [CONFIG_SETTINGS]: { project: target.project ? (projectIds.get(target.project.slug) ?? null) : null } satisfies ConfigSettings,
     });
   }
 
@@ -212,7 +216,8 @@ export class AccountConfigService {
 
     const projectSlugs = new Map(projects.map((project) => [project.id, project.slug]));
     config.projects = Object.fromEntries(projects.map((project) => [project.slug, project.name]));
-    const configured = projects.find((project) => project.id === account.settings?.[CONFIG_SETTINGS]?.project);
+    const recorded = account.settings?.[CONFIG_SETTINGS] as ConfigSettings | undefined;
+    const configured = projects.find((project) => project.id === recorded?.project);
     if (configured) config.project = { slug: configured.slug, name: configured.name };
     const globalLimits = parseGlobalLimits(account.settings?.global_limits);
     config.settings = Object.keys(globalLimits).length > 0 ? { global_limits: globalLimits } : {};

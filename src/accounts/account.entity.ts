@@ -19,7 +19,7 @@ export class Account {
 
   /** Enterprise limits and account-wide settings; empty means the plan's defaults. */
   @Column({ type: 'jsonb', default: {} })
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- TypeORM rejects unknown in jsonb inserts
+  // `any`, not `unknown`: TypeORM rejects unknown in jsonb inserts.
   settings: Record<string, any>;
 
   @CreateDateColumn({ type: 'timestamptz' })

@@ -96,7 +96,7 @@ export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** Drops a key (by hash) from every instance's cache; '*' drops all (an account changed). */
-  async invalidate(keyHash: string | '*'): Promise<void> {
+  async invalidate(keyHash: string): Promise<void> {
     this.drop(keyHash);
     try {
       await this.redis.publish(CHANNEL, keyHash);

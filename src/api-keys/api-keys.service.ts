@@ -10,7 +10,6 @@ import { isIpOrCidr } from '../common/http/ip-match';
 import { newId } from '../common/ids';
 import { ApiKey } from './api-key.entity';
 import { ApiKeyCache } from './api-key.cache';
-import { CreateApiKeyDto } from './dto/create-api-key.dto';
 import { generateKey, hashKey, keyTypeOf, previewKey } from './key-format';
 import { CreatorKey, inheritRestrictions, KeyGrant, widerThan } from './key-privileges';
 

@@ -110,6 +110,7 @@ export class PlanCatalog {
     } catch (err) {
       throw new Error(
         `Invalid BILLING_PLANS_FILE ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+        { cause: err },
       );
     }
     return PlanCatalog.parse(text, file);

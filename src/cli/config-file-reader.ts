@@ -11,13 +11,15 @@ export async function readConfigFile(path: string): Promise<Record<string, unkno
   try {
     source = await readFile(path, 'utf8');
   } catch (err) {
-    throw new Error(`Cannot read ${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+    throw new Error(`Cannot read ${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`, {
+      cause: err,
+    });
   }
   let file: unknown;
   try {
     file = parse(source, { prettyErrors: true });
   } catch (err) {
-    throw new Error(`${path} is not valid YAML or JSON: ${(err as Error).message}`);
+    throw new Error(`${path} is not valid YAML or JSON: ${(err as Error).message}`, { cause: err });
   }
   if (file === null || file === undefined) return {};
   if (typeof file !== 'object' || Array.isArray(file))
@@ -38,7 +40,7 @@ async function inlineHtmlFiles(file: Record<string, unknown>, baseDir: string): 
     try {
       entry.html = await readFile(htmlPath, 'utf8');
     } catch (err) {
-      throw new Error(`templates.${name}.html_file: cannot read ${htmlPath}: ${(err as Error).message}`);
+      throw new Error(`templates.${name}.html_file: cannot read ${htmlPath}: ${(err as Error).message}`, { cause: err });
     }
     delete entry.html_file;
   }

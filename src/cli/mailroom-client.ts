@@ -32,7 +32,7 @@ export class MailroomClient {
 
   pushConfig(file: unknown, options: { dryRun: boolean; prune: boolean }): Promise<PushResult> {
     const query = new URLSearchParams({ dryRun: String(options.dryRun), prune: String(options.prune) });
-    return this.request('PUT', `/config?${query}`, file);
+    return this.request('PUT', `/config?${query.toString()}`, file);
   }
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
@@ -50,7 +50,9 @@ export class MailroomClient {
       });
     } catch (err) {
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new Error(`Cannot reach Mailroom at ${this.baseUrl}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+      throw new Error(`Cannot reach Mailroom at ${this.baseUrl}: ${cause?.code ?? cause?.message ?? (err as Error).message}`, {
+        cause: err,
+      });
     }
     const text = await response.text();
     let parsed: unknown;

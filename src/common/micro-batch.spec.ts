@@ -4,10 +4,12 @@ describe('MicroBatch', () => {
   it('runs the calls of one turn together, in call order, each getting its own outcome', async () => {
     const batches: number[][] = [];
     const batch = new MicroBatch<number, number>(
-      async (inputs) => {
+      (inputs) => {
         batches.push(inputs);
-        return inputs.map((n): PromiseSettledResult<number> =>
-          n < 0 ? { status: 'rejected', reason: new Error(`bad ${n}`) } : { status: 'fulfilled', value: n * 2 },
+        return Promise.resolve(
+          inputs.map((n): PromiseSettledResult<number> =>
+            n < 0 ? { status: 'rejected', reason: new Error(`bad ${n}`) } : { status: 'fulfilled', value: n * 2 },
+          ),
         );
       },
       10,
@@ -46,13 +48,7 @@ describe('MicroBatch', () => {
   });
 
   it('rejects every call of a batch whose run fails as a whole', async () => {
-    const batch = new MicroBatch<number, number>(
-      async () => {
-        throw new Error('database down');
-      },
-      10,
-      1,
-    );
+    const batch = new MicroBatch<number, number>(() => Promise.reject(new Error('database down')), 10, 1);
     const results = await Promise.allSettled([batch.submit(1), batch.submit(2)]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
   });
@@ -60,9 +56,9 @@ describe('MicroBatch', () => {
   it('closes a batch at the weight cap, and runs an input heavier than the cap alone', async () => {
     const batches: number[][] = [];
     const batch = new MicroBatch<number, number>(
-      async (inputs) => {
+      (inputs) => {
         batches.push(inputs);
-        return allFulfilled(inputs);
+        return Promise.resolve(allFulfilled(inputs));
       },
       10,
       1,

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { Injectable, Logger } from '@nestjs/common';
+import { hashTaggedPrefix, isClusterUrl } from '../redis/redis-url';
 import { EnvSchema, validateEnv } from './env.schema';
 
 export type AccountTier = 'free' | 'pro' | 'enterprise';
@@ -60,8 +61,9 @@ export class AppConfigService {
     return this.env.KEY_PREFIX;
   }
 
+  /** REDIS_KEY_PREFIX, made a hash tag on a Redis Cluster (`{mailroom}:`) so that every key is in one slot. */
   get redisKeyPrefix(): string {
-    return this.env.REDIS_KEY_PREFIX;
+    return isClusterUrl(this.env.REDIS_URL) ? hashTaggedPrefix(this.env.REDIS_KEY_PREFIX) : this.env.REDIS_KEY_PREFIX;
   }
 
   get runsApi(): boolean {

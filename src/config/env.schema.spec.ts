@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { AppConfigService } from './app-config.service';
 import { ENV_KEYS, validateEnv } from './env.schema';
 
 describe('validateEnv', () => {
@@ -33,6 +34,22 @@ describe('validateEnv', () => {
     for (const name of ['PORT', 'APP_ROLE', 'REDIS_URL']) expect(message).toMatch(new RegExp(`\\n  ${name}: `));
     expect(message).not.toMatch(/DATABASE_URL/);
     expect(() => validateEnv({ BOOTSTRAP_ADMIN_KEY: 'svc_sk_usage_' + 'a'.repeat(64) })).toThrow(/BOOTSTRAP_ADMIN_KEY/);
+  });
+
+  it('takes Sentinel and Cluster REDIS_URLs and says what is wrong with a malformed one', () => {
+    expect(validateEnv({ REDIS_URL: 'redis-sentinel://s1:26379,s2:26379/mymaster' }).REDIS_URL).toBe(
+      'redis-sentinel://s1:26379,s2:26379/mymaster',
+    );
+    expect(validateEnv({ REDIS_URL: 'rediss-cluster://n1:7000,n2:7001' }).REDIS_URL).toBe('rediss-cluster://n1:7000,n2:7001');
+    expect(() => validateEnv({ REDIS_URL: 'redis-sentinel://s1:26379,s2:26379' })).toThrow(
+      /\n {2}REDIS_URL: REDIS_URL must be shaped redis-sentinel:\/\/\[user:password@\]host:26379\[,host:26379…\]\/<master name>\[\/<db>\]/,
+    );
+  });
+
+  it('makes the Redis key prefix a hash tag on a Cluster only', () => {
+    expect(AppConfigService.fromEnv({ REDIS_URL: 'redis-cluster://n1:7000', REDIS_KEY_PREFIX: 'acme:' }).redisKeyPrefix).toBe('{acme}:');
+    expect(AppConfigService.fromEnv({ REDIS_URL: 'redis-sentinel://s1/m', REDIS_KEY_PREFIX: 'acme:' }).redisKeyPrefix).toBe('acme:');
+    expect(() => validateEnv({ REDIS_KEY_PREFIX: '{acme}:' })).not.toThrow();
   });
 
   it('accepts a well-formed bootstrap admin key for the configured prefix', () => {

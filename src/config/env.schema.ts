@@ -1,9 +1,25 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min, validateSync } from 'class-validator';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  ValidateBy,
+  validateSync,
+} from 'class-validator';
+import { redisUrlProblem } from '../redis/redis-url';
 
-const toBoolean = ({ value }: { value: unknown }) =>
+/** A variable as the environment gives it, or the schema's own default. */
+type EnvValue = string | number | boolean | undefined;
+const toBoolean = ({ value }: { value: EnvValue }) =>
   value === undefined || value === '' ? undefined : ['true', '1', 'yes'].includes(String(value).toLowerCase());
-const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
+const toInt = ({ value }: { value: EnvValue }) => (value === undefined || value === '' ? undefined : Number(value));
 
 /**
  * Every environment variable Mailroom reads, with its default (D-35). Nothing outside src/config reads
@@ -25,15 +41,30 @@ export class EnvSchema {
   @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
   DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/mailroom';
 
+  /** A read replica of DATABASE_URL for the analytics reads; unset, they read DATABASE_URL. */
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_READ_URL must be a postgres:// URL' })
+  DATABASE_READ_URL?: string = undefined;
+
   @Transform(toBoolean)
   @IsBoolean()
   MIGRATIONS_RUN = true;
 
-  @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// URL' })
+  /** One server (redis://, rediss://), a master through Sentinel (redis-sentinel://) or a Cluster (redis-cluster://). */
+  @ValidateBy({
+    name: 'isRedisUrl',
+    validator: {
+      validate: (value) => typeof value === 'string' && redisUrlProblem(value) === null,
+      defaultMessage: (args) => `REDIS_URL ${redisUrlProblem(String(args?.value))}`,
+    },
+  })
   REDIS_URL = 'redis://127.0.0.1:6379';
 
-  /** Prefix of every Redis key and channel, so that several deployments (or test runs) share one Redis. */
-  @Matches(/^[A-Za-z0-9:_-]*$/, { message: 'REDIS_KEY_PREFIX may hold letters, digits, ":", "_" and "-"' })
+  /**
+   * Prefix of every Redis key and channel, so that several deployments (or test runs) share one Redis. On a
+   * Cluster it is made a hash tag ({mailroom}:) unless it holds one.
+   */
+  @Matches(/^[A-Za-z0-9:_{}-]*$/, { message: 'REDIS_KEY_PREFIX may hold letters, digits, ":", "_", "-" and a {hash tag}' })
   REDIS_KEY_PREFIX = 'mailroom:';
 
   @IsIn(['api', 'worker', 'all'])
@@ -41,6 +72,33 @@ export class EnvSchema {
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
+
+  /** Port of a worker process (APP_ROLE=worker) for /health, /health/ready and /metrics; 0: none. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  WORKER_PORT = 3001;
+
+  /** Bearer token Prometheus may send to GET /metrics instead of operator basic auth. Empty: basic auth only. */
+  @IsOptional()
+  @Matches(/^\S{16,}$/, { message: 'METRICS_TOKEN must be at least 16 characters without spaces' })
+  METRICS_TOKEN?: string = undefined;
+
+  /**
+   * On SIGTERM, /health/ready answers 503 this long before anything stops, so that a load balancer (a
+   * Kubernetes Service) stops routing to the process while it still serves.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  SHUTDOWN_DELAY_MS = 0;
+
+  /** On SIGTERM, jobs under way get this long to finish; what is still running then is picked up by another worker. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  SHUTDOWN_TIMEOUT_MS = 20_000;
 
   @IsOptional()
   @IsString()

@@ -14,7 +14,7 @@ import { databaseOptions, ensureDatabase, runMigrations } from './database.optio
           const applied = await runMigrations(url);
           if (applied.length) new Logger('Database').log(`Applied migrations: ${applied.join(', ')}`);
         }
-        return databaseOptions(url);
+        return databaseOptions(url, config.env.DATABASE_READ_URL);
       },
     }),
   ],

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Client } from 'pg';
+import { Client, type Pool } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { SnakeNamingStrategy } from './snake-naming.strategy';
@@ -10,11 +10,16 @@ import { SnakeNamingStrategy } from './snake-naming.strategy';
  */
 export const DATABASE_CONNECT_TIMEOUT_MS = 5000;
 
-/** The one description of Mailroom's database: the app, the migration runner and the TypeORM CLI use it. */
-export function databaseOptions(url: string): DataSourceOptions {
+/**
+ * The one description of Mailroom's database: the app, the migration runner and the TypeORM CLI use it. With
+ * `readUrl` (a replica) TypeORM keeps a second pool there, which only readPool() hands out: everything else,
+ * reads included, stays on `url`, so nothing reads its own writes from a replica that lags.
+ */
+export function databaseOptions(url: string, readUrl?: string): DataSourceOptions {
   return {
     type: 'postgres',
     url,
+    ...(readUrl ? { replication: { master: { url }, slaves: [{ url: readUrl }], defaultMode: 'master' } } : {}),
     entities: [join(__dirname, '..', '**', '*.entity.{ts,js}')],
     migrations: [join(__dirname, 'migrations', '*.{ts,js}')],
     namingStrategy: new SnakeNamingStrategy(),
@@ -27,7 +32,13 @@ export function databaseOptions(url: string): DataSourceOptions {
 
 /** Calls `listener` each time the pool opens a connection (TypeORM's driver holds node-postgres' pool as `master`). */
 export function onNewConnection(dataSource: DataSource, listener: () => void): void {
-  (dataSource.driver as PostgresDriver).master.on('connect', listener);
+  ((dataSource.driver as PostgresDriver).master as Pool).on('connect', listener);
+}
+
+/** The pool of the read replica (DATABASE_READ_URL), or the main one without it: for reads that may lag. */
+export function readPool(dataSource: DataSource): Pool {
+  const driver = dataSource.driver as PostgresDriver;
+  return (driver.slaves[0] ?? driver.master) as Pool;
 }
 
 /** Creates the database named in the URL if it does not exist yet (D-34). */

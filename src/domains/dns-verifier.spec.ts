@@ -1,5 +1,4 @@
 import { createSocket } from 'node:dgram';
-import { AddressInfo } from 'node:net';
 import { AppConfigService } from '../config/app-config.service';
 import { startDnsServer, TestDnsServer } from '../../test/support/dns-server';
 import { DnsVerifier } from './dns-verifier';
@@ -36,7 +35,7 @@ describe('DnsVerifier', () => {
     // A UDP port that is bound but never answers: the lookup times out.
     const silent = createSocket('udp4');
     await new Promise<void>((resolve) => silent.bind(0, '127.0.0.1', resolve));
-    const { port } = silent.address() as AddressInfo;
+    const { port } = silent.address();
     const mute = new DnsVerifier(AppConfigService.fromEnv({ NODE_ENV: 'test', DNS_SERVERS: `127.0.0.1:${port}`, DNS_TIMEOUT_MS: '200' }));
     try {
       const result = await mute.hasTxt('example.test', 'svc-verification=x');

@@ -1,8 +1,9 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { ApiExtraModels, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { AuthContext } from '../common/auth/auth-context';
 import { Auth } from '../common/auth/auth.decorator';
 import { CurrentAuth } from '../common/auth/current-auth.decorator';
+import { ErrorBodyDto } from '../common/errors/error-body';
 import { IdempotencyClaimOf, Idempotent } from '../common/idempotency/idempotent.decorator';
 import { ApiQuotaExceededResponse } from '../quotas/quota-docs';
 import type { IdempotencyClaim } from '../common/idempotency/idempotency.store';
@@ -75,6 +76,7 @@ export class EmailController {
   @Auth({ keyTypes: ['admin', 'usage'], permission: 'email.read' })
   @ApiOperation({ summary: 'Status of a message', description: 'The current status and every event with its time, oldest first.' })
   @ApiOkResponse({ type: MessageStatusDto })
+  @ApiNotFoundResponse({ type: ErrorBodyDto, description: 'No message with this id in the account' })
   status(@CurrentAuth() auth: AuthContext, @Param('messageId') messageId: string): Promise<MessageStatusDto> {
     return this.email.status(auth.accountId, messageId);
   }
@@ -83,6 +85,7 @@ export class EmailController {
   @Auth({ keyTypes: ['admin', 'usage'], permission: 'email.send' })
   @ApiOperation({ summary: 'Cancel a scheduled message', description: 'Only while it waits for its time; afterwards 409 CONFLICT.' })
   @ApiOkResponse({ type: MessageStatusDto })
+  @ApiNotFoundResponse({ type: ErrorBodyDto, description: 'No message with this id in the account' })
   cancel(@CurrentAuth() auth: AuthContext, @Param('messageId') messageId: string): Promise<MessageStatusDto> {
     return this.email.cancelScheduled(auth.accountId, messageId);
   }

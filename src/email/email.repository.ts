@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { MessageEvent, MessageEventType } from './message-event.entity';
 import { AWAITING_DELIVERY, Message, MessageStatus } from './message.entity';
 import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
+import { emails } from '../metrics/metrics';
 import { IdempotentAnswer, idempotencyRecordValues } from '../common/idempotency/idempotency.store';
 
 export interface NewEvent {
@@ -299,6 +300,7 @@ export class EmailRepository {
     const last = statements.pop()!;
     const sql = statements.length ? `WITH ${statements.map((statement, i) => `w${i} AS (${statement})`).join(', ')} ${last}` : last;
     await this.dataSource.query(sql, params);
+    for (const { message } of messages) emails.inc({ status: message.status });
   }
 
   findForAccount(accountId: string, messageId: string): Promise<Message | null> {
@@ -415,21 +417,24 @@ export class EmailRepository {
       machine: event.machine ?? false,
       occurred_at: event.occurredAt ?? null,
     }));
-    await this.dataSource.query(
+    const moved: { status: MessageStatus }[] = await this.dataSource.query(
       `WITH moved AS (
          UPDATE messages m SET status = i.to_status, updated_at = now()
          FROM jsonb_to_recordset($1::jsonb) AS i(id varchar, from_statuses jsonb, to_status varchar)
          WHERE m.id = i.id AND i.from_statuses ? m.status
-         RETURNING m.id
+         RETURNING m.status
+       ), written AS (
+         INSERT INTO message_events (message_id, type, recipient, detail, machine, occurred_at)
+         SELECT e.message_id, e.type, e.recipient, e.detail, e.machine, LEAST(GREATEST(COALESCE(e.occurred_at, now()), m.sent_at), now())
+         FROM jsonb_to_recordset($2::jsonb) AS e(n int, message_id varchar, type varchar, recipient varchar, detail text, machine boolean, occurred_at timestamptz)
+         JOIN messages m ON m.id = e.message_id
+         ORDER BY e.n
+         ON CONFLICT DO NOTHING
        )
-       INSERT INTO message_events (message_id, type, recipient, detail, machine, occurred_at)
-       SELECT e.message_id, e.type, e.recipient, e.detail, e.machine, LEAST(GREATEST(COALESCE(e.occurred_at, now()), m.sent_at), now())
-       FROM jsonb_to_recordset($2::jsonb) AS e(n int, message_id varchar, type varchar, recipient varchar, detail text, machine boolean, occurred_at timestamptz)
-       JOIN messages m ON m.id = e.message_id
-       ORDER BY e.n
-       ON CONFLICT DO NOTHING`,
+       SELECT status FROM moved`,
       [JSON.stringify([...moves.values()].map((m) => ({ id: m.id, from_statuses: m.from, to_status: m.to }))), JSON.stringify(events)],
     );
+    for (const { status } of moved) emails.inc({ status });
   }
 
   /**
@@ -468,6 +473,7 @@ export class EmailRepository {
           event.type,
         ],
       );
+      if (rows[0].moved > 0 && move) emails.inc({ status: move.to });
       return rows[0].moved > 0;
     });
   }
@@ -495,7 +501,7 @@ export class EmailRepository {
     const update = `UPDATE messages SET ${set.join(', ')} WHERE ${where.join(' AND ')} RETURNING id`;
     if (events.length === 0) {
       const rows: unknown[] = await this.dataSource.query(update, params);
-      return rows.length > 0;
+      return counted(changes.status, rows.length > 0);
     }
     const values = events.map(
       (e) =>
@@ -510,7 +516,7 @@ export class EmailRepository {
        SELECT count(*)::int AS moved FROM moved`,
       params,
     );
-    return rows[0].moved > 0;
+    return counted(changes.status, rows[0].moved > 0);
   }
 
   /**
@@ -590,7 +596,9 @@ export class EmailRepository {
        SELECT id FROM moved`,
       [JSON.stringify(rows), [...AWAITING_DELIVERY], JSON.stringify(events)],
     );
-    return new Set(moved.map((r) => r.id));
+    const movedIds = new Set(moved.map((r) => r.id));
+    for (const row of rows) if (movedIds.has(row.id)) emails.inc({ status: row.status });
+    return movedIds;
   }
 
   /**
@@ -612,6 +620,7 @@ export class EmailRepository {
       [[...new Set(ids)]],
     );
     const moved = new Set(claimed.map((row) => row.id));
+    emails.inc({ status: 'queued' }, moved.size);
     // A message asked for twice in one batch (a stalled job run beside itself) is claimed by the first only.
     return allFulfilled(ids.map((id) => moved.delete(id)));
   }
@@ -635,7 +644,7 @@ export class EmailRepository {
        SELECT count(*)::int AS moved FROM moved`,
       [messageId, status, error, [...AWAITING_DELIVERY], final],
     );
-    return rows[0].moved > 0;
+    return counted(status, rows[0].moved > 0);
   }
 
   /**
@@ -715,4 +724,10 @@ export function usageStatement(meterings: (Metering | null)[], param: AddParam):
     'submissions = account_usage_hourly.submissions + excluded.submissions, ' +
     'last_email_at = COALESCE(excluded.last_email_at, account_usage_hourly.last_email_at)'
   );
+}
+
+/** Counts a message that entered `status` (mailroom_emails_total); passes `moved` through. */
+function counted(status: MessageStatus, moved: boolean): boolean {
+  if (moved) emails.inc({ status });
+  return moved;
 }

@@ -108,7 +108,7 @@ function fieldNames(value: unknown, field: string, check: SettingsChecker): stri
     return check.fail(field, `must be a list of at most ${FORM_LIMITS.requiredFields} field names`);
   }
   const names = value.map((name, i) => check.matches(name, `${field}[${i}]`, FIELD_NAME, 'a field name (letters, digits, "_", "-", ".")'));
-  return names.every((n) => n !== undefined) ? [...new Set(names as string[])] : undefined;
+  return names.every((n) => n !== undefined) ? [...new Set(names)] : undefined;
 }
 
 function redirectUrl(value: unknown, field: string, check: SettingsChecker): string | undefined {

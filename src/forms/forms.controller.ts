@@ -2,11 +2,12 @@ import { Body, Controller, Delete, Get, Param, Patch, Post, Query, Res } from '@
 import {
   ApiBadRequestResponse,
   ApiCreatedResponse,
+  ApiExtraModels,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiProduces,
   ApiTags,
+  getSchemaPath,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { AuthContext } from '../common/auth/auth-context';
@@ -104,8 +105,18 @@ export class FormsController {
   @Get(':id/submissions')
   @Auth({ keyTypes: ['admin', 'usage'], permission: 'forms.read' })
   @ApiOperation({ summary: 'A form’s stored submissions, newest first; ?format=csv for a spreadsheet' })
-  @ApiProduces('application/json', 'text/csv')
-  @ApiOkResponse({ type: SubmissionPageDto, description: 'JSON page, or with format=csv a CSV file of every field' })
+  @ApiExtraModels(SubmissionPageDto)
+  @ApiOkResponse({
+    description: 'JSON page, or with format=csv a CSV file of every field',
+    content: {
+      'application/json': { schema: { $ref: getSchemaPath(SubmissionPageDto) } },
+      'text/csv': {
+        schema: { type: 'string' },
+        example:
+          'id,created_at,status,email,message,files,ip,user_agent,origin\r\nsub_1,2026-06-09T10:00:00.000Z,accepted,ada@example.org,Hello!,,203.0.113.7,Mozilla/5.0,https://example.com\r\n',
+      },
+    },
+  })
   @ApiNotFoundResponse({ type: ErrorBodyDto })
   async submissions(
     @CurrentAuth() auth: AuthContext,

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { SMTPServer, SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { AppConfigService } from '../config/app-config.service';
+import { inboundSmtpSessions, inboundSmtpSessionsActive } from '../metrics/metrics';
 import { ForwardingService, InboundRefusal, InboundRoute } from './forwarding.service';
 
 /** RFC 5321 4.5.3.1.8: a server must take at least 100 recipients per message; more get 452. */
@@ -20,7 +21,7 @@ type DataCallback = (err?: Error | null, message?: string) => void;
  * committed. STARTTLS when a certificate is configured; no AUTH (it is an MX, not a submission server).
  */
 @Injectable()
-export class InboundSmtpServer implements OnApplicationBootstrap, OnApplicationShutdown {
+export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(InboundSmtpServer.name);
   private server?: SMTPServer;
   /** Each session's routes for the transaction under way, in RCPT order. */
@@ -74,7 +75,8 @@ export class InboundSmtpServer implements OnApplicationBootstrap, OnApplicationS
     this.logger.log(`Inbound SMTP listening on ${env.INBOUND_SMTP_HOST}:${this.port}${tls ? ' (STARTTLS)' : ''}`);
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Takes no new session; a transaction under way gets CLOSE_TIMEOUT_MS, while the stores are still open. */
+  async beforeApplicationShutdown(): Promise<void> {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 
@@ -82,10 +84,13 @@ export class InboundSmtpServer implements OnApplicationBootstrap, OnApplicationS
     const address = session.remoteAddress;
     const open = this.connectionsByAddress.get(address) ?? 0;
     if (open >= this.config.env.INBOUND_SMTP_MAX_CONNECTIONS_PER_IP) {
+      inboundSmtpSessions.inc({ result: 'refused' });
       return callback(new InboundRefusal(421, `4.7.0 Too many connections from ${address}, try again later`));
     }
     this.connectionsByAddress.set(address, open + 1);
     this.counted.set(session.id, address);
+    inboundSmtpSessions.inc({ result: 'accepted' });
+    inboundSmtpSessionsActive.inc();
     callback();
   }
 
@@ -94,6 +99,7 @@ export class InboundSmtpServer implements OnApplicationBootstrap, OnApplicationS
     const address = this.counted.get(session.id);
     if (address === undefined) return;
     this.counted.delete(session.id);
+    inboundSmtpSessionsActive.dec();
     const open = (this.connectionsByAddress.get(address) ?? 1) - 1;
     if (open > 0) this.connectionsByAddress.set(address, open);
     else this.connectionsByAddress.delete(address);

@@ -1,54 +1,84 @@
 import { Controller, Get, HttpStatus, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { DataSource } from 'typeorm';
 import { Public } from '../common/auth/auth.decorator';
-import { ProviderHealth } from '../email/provider-health';
-import { RedisService } from '../redis/redis.service';
+import { HealthService, Readiness } from './health.service';
+
+const CHECK_STATE = { type: 'string', enum: ['up', 'down', 'degraded'] };
+const READINESS_SCHEMA = {
+  type: 'object',
+  required: ['status', 'checks', 'details'],
+  properties: {
+    status: { type: 'string', enum: ['ok', 'degraded', 'unavailable', 'shutting_down'] },
+    checks: {
+      type: 'object',
+      properties: { postgres: CHECK_STATE, redis: CHECK_STATE, provider: CHECK_STATE, workers: CHECK_STATE },
+    },
+    details: { type: 'object', additionalProperties: { type: 'object' }, description: "Each check's state and what it found" },
+  },
+};
 
 @ApiTags('Health')
 @Controller('health')
 @Public()
 export class HealthController {
-  constructor(
-    private readonly dataSource: DataSource,
-    private readonly redis: RedisService,
-    private readonly provider: ProviderHealth,
-  ) {}
+  constructor(private readonly health: HealthService) {}
 
   @Get()
-  @ApiOperation({ summary: 'Liveness: the process answers' })
-  @ApiOkResponse({ schema: { example: { status: 'ok' } } })
-  live(): { status: string } {
+  @ApiOperation({ operationId: 'getLiveness', summary: 'Liveness: the process answers' })
+  @ApiOkResponse({
+    schema: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } }, example: { status: 'ok' } },
+  })
+  live(): { status: 'ok' } {
     return { status: 'ok' };
   }
 
   @Get('ready')
   @ApiOperation({
-    summary: 'Readiness: PostgreSQL and Redis answer, and the SMTP provider is not failing whole transactions',
+    operationId: 'getReadiness',
+    summary: 'Readiness: PostgreSQL, Redis, the SMTP provider and the queue workers',
     description:
       '`provider` is `down` while the workers see the SMTP provider fail whole transactions (authentication, a refusal ' +
-      'at MAIL FROM or DATA, TLS, no connection), as every instance sees it; it is `up` again after the next ' +
-      'message the provider takes. Messages meanwhile are deferred and retried.',
+      'at MAIL FROM or DATA, TLS, no connection), as every instance sees it; it is `up` again after the next message ' +
+      'the provider takes. Messages meanwhile are deferred and retried. `workers` is `degraded` on an API-only process ' +
+      'while no queue worker is connected (the process stays ready: accepted messages wait in the queue). From SIGTERM ' +
+      'on, the answer is 503 `shutting_down`.',
   })
-  @ApiOkResponse({ schema: { example: { status: 'ok', checks: { postgres: 'up', redis: 'up', provider: 'up' } } } })
+  @ApiOkResponse({
+    schema: {
+      ...READINESS_SCHEMA,
+      example: {
+        status: 'ok',
+        checks: { postgres: 'up', redis: 'up', provider: 'up', workers: 'up' },
+        details: {
+          postgres: { status: 'up' },
+          redis: { status: 'up' },
+          provider: { status: 'up' },
+          workers: { status: 'up', connected: 2 },
+        },
+      },
+    },
+  })
   @ApiServiceUnavailableResponse({
-    schema: { example: { status: 'unavailable', checks: { postgres: 'up', redis: 'up', provider: 'down' } } },
+    description: 'A store or the provider is down, or the process is shutting down',
+    schema: {
+      ...READINESS_SCHEMA,
+      example: {
+        status: 'unavailable',
+        checks: { postgres: 'up', redis: 'down', provider: 'up', workers: 'up' },
+        details: {
+          postgres: { status: 'up' },
+          redis: { status: 'down', message: 'Redis does not answer PING' },
+          provider: { status: 'up' },
+          workers: { status: 'up', connected: 0 },
+        },
+      },
+    },
   })
-  async ready(@Res({ passthrough: true }) response: Response) {
-    const [postgres, redis, provider] = await Promise.all([
-      this.dataSource.query('SELECT 1').then(
-        () => true,
-        () => false,
-      ),
-      this.redis.ping(),
-      this.provider.state(),
-    ]);
-    const ok = postgres && redis && provider === 'up';
-    response.status(ok ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);
-    return {
-      status: ok ? 'ok' : 'unavailable',
-      checks: { postgres: postgres ? 'up' : 'down', redis: redis ? 'up' : 'down', provider },
-    };
+  async ready(@Res({ passthrough: true }) response: Response): Promise<Readiness> {
+    const readiness = await this.health.readiness();
+    const serving = readiness.status === 'ok' || readiness.status === 'degraded';
+    response.status(serving ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);
+    return readiness;
   }
 }

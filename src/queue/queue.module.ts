@@ -1,7 +1,7 @@
 import { BullModule } from '@nestjs/bull';
 import { Global, Module } from '@nestjs/common';
 import { AppConfigService } from '../config/app-config.service';
-import { redisOptionsFromUrl } from '../redis/redis-url';
+import { BullConnections } from './bull-connections';
 import { QueueName } from './queue.constants';
 
 const queues = Object.values(QueueName).map((name) => ({ name }));
@@ -11,9 +11,11 @@ const queues = Object.values(QueueName).map((name) => ({ name }));
 @Module({
   imports: [
     BullModule.forRootAsync({
-      inject: [AppConfigService],
-      useFactory: (config: AppConfigService) => ({
-        redis: redisOptionsFromUrl(config.env.REDIS_URL),
+      inject: [AppConfigService, BullConnections],
+      extraProviders: [BullConnections],
+      useFactory: (config: AppConfigService, connections: BullConnections) => ({
+        createClient: (type, bullOptions) => connections.create(type, bullOptions),
+        // A hash tag on a Cluster ({mailroom}:bull), so that each of Bull's scripts finds its keys in one slot.
         prefix: `${config.redisKeyPrefix}bull`,
         defaultJobOptions: { removeOnComplete: 1000, removeOnFail: 5000 },
         // A job whose worker died (SIGKILL, lost host) goes back to the queue once its lock lapses.

@@ -39,7 +39,7 @@ export interface QuotaStanding {
   resetAtMs: number;
 }
 
-const NOTHING_RESERVED: QuotaReservation = { committed: () => undefined, release: async () => undefined };
+const NOTHING_RESERVED: QuotaReservation = { committed: () => undefined, release: () => Promise.resolve() };
 
 /** While Redis is away, a check tries it again this often (at once when its connection comes back). */
 const REDIS_RETRY_MS = 1000;

@@ -1,12 +1,12 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { allFulfilled, MicroBatch } from '../common/micro-batch';
 import { AppConfigService } from '../config/app-config.service';
+import type { RedisConnection } from '../redis/redis-url';
 import { RedisService } from '../redis/redis.service';
 import type { QuotaRule } from './quota-policy';
 import { QUOTA_ADJUST_LUA, QUOTA_RESERVE_LUA } from './quota.script';
 
-type QuotaConnection = Redis & {
+type QuotaConnection = RedisConnection & {
   quotaReserve(keyCount: number, ...args: (string | number)[]): Promise<number[]>;
   quotaAdjust(keyCount: number, ...args: (string | number)[]): Promise<number>;
 };

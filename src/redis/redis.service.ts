@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import Redis, { RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
 import { AppConfigService } from '../config/app-config.service';
+import { createRedisConnection, RedisConnection } from './redis-url';
 
 type MessageHandler = (message: string) => void;
 
@@ -15,8 +16,8 @@ const RELEASE_LOCK_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then retur
 @Injectable()
 export class RedisService implements OnApplicationShutdown {
   private readonly logger = new Logger(RedisService.name);
-  readonly client: Redis;
-  private subscriber?: Redis;
+  readonly client: RedisConnection;
+  private subscriber?: RedisConnection;
   private readonly handlers = new Map<string, MessageHandler[]>();
   private readonly reconnectListeners: (() => void)[] = [];
 
@@ -25,15 +26,15 @@ export class RedisService implements OnApplicationShutdown {
   }
 
   /** A new connection with Mailroom's options (Bull and the subscriber make their own). */
-  connect(name: string, options: RedisOptions = {}): Redis {
-    const connection = new Redis(this.config.env.REDIS_URL, {
+  connect(name: string, options: RedisOptions = {}): RedisConnection {
+    const connection = createRedisConnection(this.config.env.REDIS_URL, {
       connectionName: `mailroom:${name}`,
       // Fail a command after one reconnect attempt instead of queueing it forever: callers answer 503.
       maxRetriesPerRequest: 1,
       retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
       ...options,
     });
-    connection.on('error', (err) => this.logger.warn(`Redis (${name}): ${err.message}`));
+    connection.on('error', (err: Error) => this.logger.warn(`Redis (${name}): ${err.message}`));
     return connection;
   }
 

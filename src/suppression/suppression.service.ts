@@ -66,7 +66,7 @@ export class SuppressionService {
       .orIgnore()
       .returning('*')
       .execute();
-    const created = inserted.raw.length > 0;
+    const created = (inserted.raw as unknown[]).length > 0;
     const entry = await this.entries.findOneByOrFail({ accountId, email: address });
     return { entry, created };
   }

@@ -183,9 +183,8 @@ function checkStatements(statements: hbs.AST.Statement[]): void {
           throw new LocatedError(`${name} takes ${arity[0]} argument${arity[0] === 1 ? '' : 's'}, got ${count}`, line);
         }
         if (node.type === 'BlockStatement') {
-          const block = node as hbs.AST.BlockStatement;
-          if (block.program) checkStatements(block.program.body);
-          if (block.inverse) checkStatements(block.inverse.body);
+          if (node.program) checkStatements(node.program.body);
+          if (node.inverse) checkStatements(node.inverse.body);
         }
         break;
       }

@@ -31,7 +31,7 @@ export class Template extends AccountOwned {
 
   /** Default values of the placeholders: a rendering sees them unless its own variables (or form fields) say otherwise. */
   @Column({ type: 'jsonb', nullable: true })
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- TypeORM rejects unknown in jsonb inserts
+  // `any`, not `unknown`: TypeORM rejects unknown in jsonb inserts.
   variables: Record<string, any> | null;
 
   @CreateDateColumn({ type: 'timestamptz' })

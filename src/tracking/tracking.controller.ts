@@ -2,19 +2,21 @@ import { Body, Controller, Get, Header, HttpCode, Param, Post, Redirect, Req, Re
 import {
   ApiBadRequestResponse,
   ApiConsumes,
+  ApiExtraModels,
   ApiFoundResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
   ApiParam,
-  ApiProduces,
   ApiTags,
+  getSchemaPath,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '../common/auth/auth.decorator';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorBodyDto } from '../common/errors/error-body';
 import { ErrorCode } from '../common/errors/error-code';
+import { ApiNotFoundPageResponse, HTML_PAGE } from '../common/http/page-responses';
 import { UnsubscribeDto, UnsubscribeResponseDto } from './dto/unsubscribe.dto';
 import type { Hit } from './machine-hits';
 import { TrackingService } from './tracking.service';
@@ -39,8 +41,7 @@ export class TrackingController {
     description: 'Records an `opened` event (flagged `machine` for privacy proxies and scanners) and answers a transparent 1×1 GIF.',
   })
   @ApiParam(TOKEN_PARAM)
-  @ApiProduces('image/gif')
-  @ApiOkResponse({ description: 'The 43-byte transparent GIF' })
+  @ApiOkResponse({ description: 'The 43-byte transparent GIF', content: { 'image/gif': { schema: { type: 'string', format: 'binary' } } } })
   @ApiNotFoundResponse({ type: ErrorBodyDto, description: 'Not an open link of a message tracked for opens' })
   async open(@Param('token') token: string, @Req() req: Request): Promise<StreamableFile> {
     await this.tracking.open(token, hitOf(req));
@@ -71,9 +72,8 @@ export class TrackingController {
     description: 'A confirmation page whose button posts back to the same URL; opening it changes nothing (link scanners open it too).',
   })
   @ApiParam(TOKEN_PARAM)
-  @ApiProduces('text/html')
-  @ApiOkResponse({ description: 'An HTML page' })
-  @ApiNotFoundResponse({ type: ErrorBodyDto, description: 'An unknown link (an HTML page for browsers)' })
+  @ApiOkResponse({ description: 'An HTML page', content: HTML_PAGE })
+  @ApiNotFoundPageResponse('An unknown link')
   async unsubscribePage(
     @Param('token') token: string,
     @Req() req: Request,
@@ -103,8 +103,11 @@ export class TrackingController {
   })
   @ApiParam(TOKEN_PARAM)
   @ApiConsumes('application/x-www-form-urlencoded', 'application/json')
-  @ApiProduces('application/json', 'text/html')
-  @ApiOkResponse({ type: UnsubscribeResponseDto })
+  @ApiExtraModels(UnsubscribeResponseDto)
+  @ApiOkResponse({
+    description: 'Unsubscribed (or already): a page for browsers, `{success, email}` for any other client',
+    content: { 'application/json': { schema: { $ref: getSchemaPath(UnsubscribeResponseDto) } }, ...HTML_PAGE },
+  })
   @ApiBadRequestResponse({ type: ErrorBodyDto, description: '`email` missing for a message to several addresses, or not one of them' })
   @ApiNotFoundResponse({ type: ErrorBodyDto })
   async unsubscribe(

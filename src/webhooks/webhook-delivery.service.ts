@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { SecretBox } from '../common/crypto/secret-box';
 import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
 import { AppConfigService } from '../config/app-config.service';
+import { webhookAttempts } from '../metrics/metrics';
 import type { DeliveryStatus } from './webhook-delivery.entity';
 import { postWebhook } from './webhook-http';
 import { TargetRefused, WebhookTargets } from './webhook-targets';
@@ -103,6 +104,7 @@ export class WebhookDeliveryService {
       response,
       succeeded,
     });
+    if (moved) webhookAttempts.inc({ outcome: status === 'pending' ? 'retrying' : status });
     if (!moved || wait === null) return;
     try {
       await this.webhookQueue.add([{ deliveryId, attempt: attempt + 1, delayMs: wait }]);
@@ -136,7 +138,7 @@ export class WebhookDeliveryService {
     try {
       const moved = await this.write(distinct);
       outcomes = distinct.map((r) => ({ status: 'fulfilled', value: moved.has(r.deliveryId) }));
-    } catch (err) {
+    } catch (err: unknown) {
       outcomes = distinct.length === 1 ? [{ status: 'rejected', reason: err }] : await Promise.all(distinct.map(alone));
     }
     const byResult = new Map(distinct.map((r, i) => [r, outcomes[i]]));
@@ -241,5 +243,5 @@ function failure(error: string): AttemptOutcome {
 
 /** PostgreSQL text cannot hold NUL. */
 function storable(text: string): string | null {
-  return text === '' ? null : text.replace(/\u0000/g, '');
+  return text === '' ? null : text.replaceAll('\u0000', '');
 }

@@ -121,7 +121,7 @@ describe('forwarding worker killed between the 250 and delivery', () => {
     // The first worker is in the middle of delivering it: the provider has the content, not yet answered.
     let arrived = false;
     void hold.arrived.then(() => (arrived = true));
-    await waitUntil('the first worker delivering to the provider', async () => arrived, 20_000);
+    await waitUntil('the first worker delivering to the provider', () => Promise.resolve(arrived), 20_000);
     await killed(first);
     expect(stalledSink.count).toBe(0);
 

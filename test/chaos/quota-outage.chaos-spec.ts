@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { createVerifiedDomain } from '../support/email-fixtures';
 import { createAccount } from '../support/factories';
-import { createTestApp, dropDatabase, TestApp } from '../support/test-app';
-import { databaseUrl } from '../support/test-env';
+import { createTestApp, TestApp } from '../support/test-app';
+import { databaseUrl, dropDatabase } from '../support/test-env';
 import { PrivateRedis, startPrivateRedis } from './support/private-servers';
 
 /** One account runs out while Redis is away, the other after it is back. */

@@ -59,7 +59,7 @@ describe('worker killed', () => {
     const prefix = `kill-${randomBytes(3).toString('hex')}`;
     const first = startWorker();
     const stream = startSendStream(api.http, adminKey, `hello@${domain}`, prefix, 20);
-    await waitUntil('the first worker delivering', async () => sink.count >= 30, 30_000);
+    await waitUntil('the first worker delivering', () => Promise.resolve(sink.count >= 30), 30_000);
 
     first.kill('SIGKILL');
     await new Promise((r) => first.once('exit', r));

@@ -134,7 +134,7 @@ describe('domains', () => {
     dnsServer.setTxt(dkim.name, dkim.value);
     const resolver = new dns.Resolver();
     resolver.setServers([dnsServer.address]);
-    const result = await dkimVerify(sent.message as Buffer, { resolver: (name, rr) => resolver.resolve(name, rr) as Promise<string[][]> });
+    const result = await dkimVerify(sent.message, { resolver: (name, rr) => resolver.resolve(name, rr) as Promise<string[][]> });
     expect(result.results.map((r) => [r.signingDomain, r.status.result])).toEqual([['dkim.test', 'pass']]);
   });
 

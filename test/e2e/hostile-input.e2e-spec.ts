@@ -3,7 +3,8 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { bearer, createAccount } from '../support/factories';
 import { PgProxy } from '../support/pg-proxy';
 import { rawRequest, type RawRequest } from '../support/raw-request';
-import { cloneTemplateDatabase, createTestApp, TestApp } from '../support/test-app';
+import { createTestApp, TestApp } from '../support/test-app';
+import { cloneTemplateDatabase } from '../support/test-env';
 
 const errorBody = (code: string) => ({
   error: expect.objectContaining({ code, message: expect.any(String) }),

@@ -70,7 +70,7 @@ describe('HTTP surface: error bodies, request ids, docs, health', () => {
     const answer = await new Promise<string>((resolve, reject) => {
       const socket = connect(port, '127.0.0.1', () => socket.write('NOT HTTP AT ALL\r\n\r\n'));
       let text = '';
-      socket.on('data', (chunk) => (text += chunk));
+      socket.on('data', (chunk) => (text += chunk.toString()));
       socket.on('end', () => resolve(text));
       socket.on('error', reject);
     });
@@ -91,14 +91,22 @@ describe('HTTP surface: error bodies, request ids, docs, health', () => {
 
   it('reports liveness and readiness', async () => {
     await t.http.get('/health').expect(200, { status: 'ok' });
-    await t.http.get('/health/ready').expect(200, { status: 'ok', checks: { postgres: 'up', redis: 'up', provider: 'up' } });
+    const ready = await t.http.get('/health/ready').expect(200);
+    expect(ready.body).toMatchObject({ status: 'ok', checks: { postgres: 'up', redis: 'up', provider: 'up', workers: 'up' } });
   });
 
   it('serves Swagger UI and an OpenAPI document with the three credential schemes', async () => {
     const ui = await t.http.get('/docs/').expect(200);
     expect(ui.text).toMatch(/swagger-ui/i);
     const doc = (await t.http.get('/docs-json').expect(200)).body;
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['ApiKeyHeader', 'BearerKey', 'PublicToken']);
+    // The three credential schemes of the API, and the operator's for /metrics.
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual([
+      'ApiKeyHeader',
+      'BearerKey',
+      'MetricsToken',
+      'OperatorBasic',
+      'PublicToken',
+    ]);
     expect(doc.paths['/api-keys'].post.security).toEqual(expect.arrayContaining([{ BearerKey: [] }, { ApiKeyHeader: [] }]));
     expect(doc.paths['/api-keys'].post.requestBody).toBeDefined();
     expect(doc.paths['/admin/accounts'].get.responses['200']).toBeDefined();

@@ -169,7 +169,7 @@ describe('key lookups: malformed and unknown keys, the failure budget, deleted k
       const { key, keyId } = await createKey(t, adminKey, { keyType: 'usage' });
       await a.http.get('/auth/whoami').set(bearer(key)).set(from('198.51.100.2')).expect(200); // cached on a
       // Cut instance a's subscriber connection (found by its own socket, killed by its client id only).
-      const subscriber = (a.app.get(RedisService) as unknown as { subscriber: Redis }).subscriber;
+      const subscriber = a.app.get<RedisService, { subscriber: Redis }>(RedisService).subscriber;
       const port = subscriber.stream.localPort;
       const clients = (await redis.client('LIST')) as string;
       const line = clients.split('\n').find((l) => l.includes(' name=mailroom:subscriber ') && l.includes(`addr=127.0.0.1:${port} `));

@@ -1,7 +1,6 @@
 import { DataSource } from 'typeorm';
 import { databaseOptions } from '../../src/database/database.options';
-import { cloneTemplateDatabase, dropDatabase } from '../support/test-app';
-import { databaseUrl } from '../support/test-env';
+import { cloneTemplateDatabase, databaseUrl, dropDatabase } from '../support/test-env';
 
 // The migrations and the entities describe the same schema: generating a migration now would add nothing.
 describe('database schema', () => {

@@ -155,7 +155,7 @@ describe('Every operation of the OpenAPI document, under generated input', () =>
         try {
           res = await rawRequest(server, { ...request, timeoutMs: REQUEST_TIMEOUT_MS });
         } catch (err) {
-          throw new Error(`no answer (${(err as Error).message})\n  ${request.summary}`);
+          throw new Error(`no answer (${(err as Error).message})\n  ${request.summary}`, { cause: err });
         }
         const problem = violation(res);
         if (problem) throw new Error(`${problem}\n  ${request.summary}\n  → ${res.status} ${res.text.slice(0, 500)}`);

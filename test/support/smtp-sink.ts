@@ -10,6 +10,8 @@ export interface ReceivedMail {
   parsed?: ParsedMail;
   /** Date.now() when the sink answered 250 to the message. */
   receivedAt: number;
+  /** The user name the client authenticated with (sinks started with `auth: true`): tells senders apart. */
+  user?: string;
 }
 
 export interface SmtpSink {
@@ -36,7 +38,7 @@ export interface SmtpSink {
    * Holds the answer to the next message's DATA: `arrived` resolves once its content is in, and the sink answers
    * (250, or a failNext answer) only after release().
    */
-  holdNext(): { arrived: Promise<void>; release(): void };
+  holdNext(): { arrived: Promise<void>; release: () => void };
   /** While on, every connection is dropped as it opens, and the open ones at once (a provider that is down). */
   refuseConnections(on: boolean): void;
   /** Resolves with the first message (already received or to come) that matches. */
@@ -86,7 +88,7 @@ export async function startSmtpSink(options: { parse?: boolean; auth?: boolean }
     onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', async () => {
+      const receive = async () => {
         const hold = holds.shift();
         if (hold) {
           hold.arrive();
@@ -104,7 +106,7 @@ export async function startSmtpSink(options: { parse?: boolean; auth?: boolean }
         callback(null, 'OK queued');
         if (!parse) return;
         void simpleParser(raw).then((parsed) => {
-          const mail = { envelope, raw, parsed, receivedAt };
+          const mail = { envelope, raw, parsed, receivedAt, user: session.user as string | undefined };
           messages.push(mail);
           for (const waiter of [...waiters]) {
             if (waiter.predicate(mail)) {
@@ -113,7 +115,8 @@ export async function startSmtpSink(options: { parse?: boolean; auth?: boolean }
             }
           }
         });
-      });
+      };
+      stream.on('end', () => void receive());
     },
   });
   // A client that vanishes mid-session (a SIGKILLed worker) resets its connection: not the sink's failure.

@@ -2,7 +2,6 @@ import 'reflect-metadata';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import Redis from 'ioredis';
-import { Client } from 'pg';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { AccountsService } from '../../src/accounts/accounts.service';
@@ -10,7 +9,7 @@ import { AppModule } from '../../src/app.module';
 import { configureApp } from '../../src/app.setup';
 import { AppConfigService } from '../../src/config/app-config.service';
 import { deleteKeys } from './global-teardown';
-import { databaseUrl, redisPrefixOfRun, shortRandom, TEST_REDIS_URL, templateDatabase, testRunId } from './test-env';
+import { cloneTemplateDatabase, databaseUrl, dropDatabase, redisPrefixOfRun, shortRandom, TEST_REDIS_URL, testRunId } from './test-env';
 
 export interface TestApp {
   app: NestExpressApplication;
@@ -88,28 +87,6 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   };
 }
 
-/** A fresh, migrated database of this run (a copy of the template); dropped with the run. */
-export async function cloneTemplateDatabase(): Promise<string> {
-  const runId = testRunId();
-  const name = `mailroom_test_${runId}_${shortRandom()}`;
-  await withAdminClient((client) => client.query(`CREATE DATABASE "${name}" TEMPLATE "${templateDatabase(runId)}"`));
-  return name;
-}
-
-export async function dropDatabase(name: string): Promise<void> {
-  await withAdminClient((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-}
-
 function databaseName(env: Record<string, string>): string {
   return new URL(env.DATABASE_URL).pathname.slice(1);
-}
-
-async function withAdminClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: databaseUrl('postgres') });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
 }

@@ -68,14 +68,32 @@ export class ConfigFileDto {
   settings?: Record<string, unknown>;
 }
 
+/**
+ * A field's value as the configuration file has it: any JSON value, or null. Each choice is nullable because a
+ * `nullable` beside `anyOf` makes @nestjs/swagger add `type: object`.
+ */
+const ANY_JSON_VALUE = ['string', 'number', 'boolean', 'array', 'object'].map((type) => ({
+  type,
+  nullable: true,
+  ...(type === 'array' && { items: {} }),
+}));
+
 export class FieldChangeDto {
   @ApiProperty({ example: 'to' })
   field: string;
 
-  @ApiProperty({ nullable: true, example: 'old@example.com', description: 'null when the resource is created or the field was not set' })
+  @ApiProperty({
+    anyOf: ANY_JSON_VALUE,
+    example: 'old@example.com',
+    description: 'null when the resource is created or the field was not set',
+  })
   before: unknown;
 
-  @ApiProperty({ nullable: true, example: 'team@example.com', description: 'null when the resource is deleted or the field is removed' })
+  @ApiProperty({
+    anyOf: ANY_JSON_VALUE,
+    example: 'team@example.com',
+    description: 'null when the resource is deleted or the field is removed',
+  })
   after: unknown;
 }
 
@@ -127,6 +145,12 @@ export class PushResultDto {
   })
   notInFile: string[];
 
-  @ApiProperty({ type: [String], description: 'What to do next, such as verifying a new domain' })
+  @ApiProperty({
+    example: [
+      'example.com is pending: publish its DNS records (GET /domains/example.com) and verify it (POST /domains/example.com/verify) before it takes form posts and mail',
+    ],
+    type: [String],
+    description: 'What to do next, such as verifying a new domain',
+  })
   notes: string[];
 }

@@ -36,7 +36,7 @@ export class AccountDto {
   @ApiProperty({ format: 'date-time' })
   createdAt: string;
 
-  static from(account: Account): AccountDto {
+  static readonly from = (account: Account): AccountDto => {
     return {
       id: account.id,
       name: account.name,
@@ -44,7 +44,7 @@ export class AccountDto {
       isOperator: account.isOperator,
       createdAt: account.createdAt.toISOString(),
     };
-  }
+  };
 }
 
 export class CreateAccountResponseDto {
@@ -57,7 +57,7 @@ export class CreateAccountResponseDto {
   @ApiProperty({ type: CreatedApiKeyDto, description: 'The account’s first admin key; the secret is shown once.' })
   apiKey: CreatedApiKeyDto;
 
-  @ApiProperty()
+  @ApiProperty({ example: 'Store this key securely: it is shown only once and cannot be recovered.' })
   securityNote: string;
 }
 
@@ -65,7 +65,7 @@ export class AccountListDto {
   @ApiProperty({ type: [AccountDto] })
   accounts: AccountDto[];
 
-  @ApiProperty()
+  @ApiProperty({ example: 1 })
   count: number;
 }
 
@@ -158,6 +158,7 @@ export class AccountDetailsDto extends AccountDto {
   quotas: Record<string, number>;
 
   @ApiProperty({
+    example: { hourly: 1000, daily: 10000 },
     type: 'object',
     properties: { hourly: { type: 'number' }, daily: { type: 'number' }, monthly: { type: 'number' } },
     description: 'settings.global_limits, set by the account’s own admins (PATCH /settings)',

@@ -38,7 +38,7 @@ export class ApiKeyDto {
   @ApiProperty({ format: 'date-time' })
   createdAt: string;
 
-  static from(key: ApiKey): ApiKeyDto {
+  static readonly from = (key: ApiKey): ApiKeyDto => {
     return {
       keyId: key.id,
       name: key.name,
@@ -52,7 +52,7 @@ export class ApiKeyDto {
       lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
       createdAt: key.createdAt.toISOString(),
     };
-  }
+  };
 }
 
 export class CreatedApiKeyDto extends ApiKeyDto {

@@ -25,7 +25,12 @@ export function Auth(requirement: AuthRequirement): MethodDecorator & ClassDecor
   return applyDecorators(
     SetMetadata(AUTH_REQUIREMENT, requirement),
     ...[...new Set(schemes)].map((scheme) => ApiSecurity(scheme)),
-    ApiUnauthorizedResponse({ description: 'Credential missing, invalid or expired', type: ErrorBodyDto }),
+    // OpenAPI's empty security requirement: the route may also be called without any credential.
+    ...(requirement.anonymous ? [ApiSecurity({})] : []),
+    ApiUnauthorizedResponse({
+      description: requirement.anonymous ? 'A credential was sent, but it is invalid or expired' : 'Credential missing, invalid or expired',
+      type: ErrorBodyDto,
+    }),
     ApiForbiddenResponse({
       description: `Only ${who} keys${requirement.permission ? ` holding ${requiredPermissions(requirement).join(', ')}` : ''}`,
       type: ErrorBodyDto,

@@ -86,9 +86,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return new AppException(ErrorCode.RateLimitExceeded, 'Rate limit exceeded');
     }
     if (exception instanceof HttpException) {
-      const status = exception.getStatus();
+      const status: HttpStatus = exception.getStatus();
       const code = STATUS_CODES[status];
-      if (code && (status < 500 || status === HttpStatus.SERVICE_UNAVAILABLE)) {
+      if (code && (status < HttpStatus.INTERNAL_SERVER_ERROR || status === HttpStatus.SERVICE_UNAVAILABLE)) {
         const message = status === HttpStatus.NOT_FOUND ? `No route ${request.method} ${request.path}` : exception.message;
         return new AppException(code, message);
       }

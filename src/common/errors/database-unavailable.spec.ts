@@ -143,20 +143,21 @@ describe('isDatabaseUnavailable', () => {
 
 describe('DatabaseOutage', () => {
   it('logs an outage once, and its end once', () => {
-    const logger = { error: jest.fn(), log: jest.fn() } as unknown as Logger;
-    const outage = new DatabaseOutage(logger);
+    const error = jest.fn();
+    const log = jest.fn();
+    const outage = new DatabaseOutage({ error, log } as unknown as Logger);
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
     outage.connected();
     outage.failed(refused);
     outage.failed(refused);
     outage.failed(refused);
-    expect(logger.error).toHaveBeenCalledTimes(1);
-    expect(logger.error).toHaveBeenCalledWith(expect.stringContaining('connect ECONNREFUSED 127.0.0.1:5432 (ECONNREFUSED)'));
+    expect(error).toHaveBeenCalledTimes(1);
+    expect(error).toHaveBeenCalledWith(expect.stringContaining('connect ECONNREFUSED 127.0.0.1:5432 (ECONNREFUSED)'));
     outage.connected();
     outage.connected();
-    expect(logger.log).toHaveBeenCalledTimes(1);
-    expect(logger.log).toHaveBeenCalledWith(expect.stringContaining('3 requests were answered 503'));
+    expect(log).toHaveBeenCalledTimes(1);
+    expect(log).toHaveBeenCalledWith(expect.stringContaining('3 requests were answered 503'));
     outage.failed(refused);
-    expect(logger.error).toHaveBeenCalledTimes(2);
+    expect(error).toHaveBeenCalledTimes(2);
   });
 });

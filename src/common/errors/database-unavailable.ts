@@ -49,7 +49,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     if (typeof message === 'string' && DRIVER_MESSAGES.test(message)) return true;
     if (current instanceof QueryFailedError) pending.push(current.driverError);
     if (cause !== undefined) pending.push(cause);
-    if (Array.isArray(errors)) pending.push(...errors);
+    if (Array.isArray(errors)) pending.push(...(errors as unknown[]));
   }
   return false;
 }

@@ -9,6 +9,7 @@ export class ErrorDetailDto {
   message: string;
 
   @ApiPropertyOptional({
+    example: { fields: [{ field: 'name', message: 'name must be a string' }] },
     description:
       'Machine-readable particulars: `fields: [{field, message}]` for validation errors; ' +
       '`limit, remaining, reset_time, retry_after, scope` for rate limits (quotas add `quota, window, requested`).',

@@ -13,7 +13,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function requestId(request: Request, response: Response, next: NextFunction): void {
   const given = request.headers['x-request-id'];
   request.id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-  response.setHeader('X-Request-Id', request.id as string);
+  response.setHeader('X-Request-Id', request.id);
   next();
 }
 
@@ -23,7 +23,7 @@ export function loggerOptions(config: AppConfigService): Params {
     pinoHttp: {
       level: config.env.LOG_LEVEL,
       genReqId: (request: IncomingMessage & { id?: unknown }, response: ServerResponse) =>
-        (request.id as string | undefined) ?? (response.getHeader('X-Request-Id') as string | undefined) ?? randomUUID(),
+        request.id ?? (response.getHeader('X-Request-Id') as string | undefined) ?? randomUUID(),
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["service-api-key"]', 'req.headers["x-public-token"]'],
       // A 503 answers an outage (PostgreSQL or Redis away) that is logged once, as an error, where it is
       // detected: each request it refuses is a warning without a stack.

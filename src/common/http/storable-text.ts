@@ -4,6 +4,7 @@
  * Requests are checked for both before any handler runs, so such input is a 400 naming the field instead of a
  * failed query (and, in a group commit, a failed batch of other tenants' rows).
  */
+// eslint-disable-next-line no-control-regex -- NUL is the very character this must find
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 export interface FieldProblem {
@@ -51,7 +52,7 @@ export function unstorableText(value: unknown, root: string): FieldProblem[] {
     } else if (Array.isArray(current)) {
       for (let i = current.length - 1; i >= 0; i--) pending.push([current[i], childPath(path, i)]);
     } else if (current !== null && typeof current === 'object') {
-      const entries = Object.entries(current);
+      const entries: [string, unknown][] = Object.entries(current);
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, child] = entries[i];
         pending.push([child, childPath(path, printable(key)), key]);

@@ -3,6 +3,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { ERROR_STATUS } from '../errors/error-code';
 import { ErrorBodyDto } from '../errors/error-body';
 import { AppConfigService } from '../../config/app-config.service';
+import { addGlobalResponses } from './global-responses';
 
 const errorsTable = Object.entries(ERROR_STATUS)
   .map(([code, status]) => `| \`${code}\` | ${status} |`)
@@ -43,12 +44,16 @@ export function setupSwagger(app: INestApplication, config: AppConfigService): v
         ].join('\n'),
       )
       .setVersion('1.0')
+      .setLicense('MIT', 'https://opensource.org/license/mit')
       .addServer(config.publicUrl)
       .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Admin or usage key' }, 'BearerKey')
       .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'Admin or usage key' }, 'ApiKeyHeader')
       .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Public-Token', description: 'Public token' }, 'PublicToken')
+      .addBasicAuth({ type: 'http', scheme: 'basic', description: 'Any user name, an operator admin key as the password' }, 'OperatorBasic')
+      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN (GET /metrics only)' }, 'MetricsToken')
       .build(),
     { extraModels: [ErrorBodyDto] },
   );
+  addGlobalResponses(document);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', customSiteTitle: 'Mailroom API' });
 }

@@ -63,7 +63,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
     request.idempotency = claim;
     return next.handle().pipe(
-      mergeMap((body) => from(this.remember(redisKey, claim, response.statusCode, body).then(() => body))),
+      mergeMap((body: unknown) => from(this.remember(redisKey, claim, response.statusCode, body).then(() => body))),
       catchError((err: unknown) => {
         if (err instanceof IdempotentReplay) {
           return from(

@@ -3,6 +3,7 @@ import {
   clientIpKey,
   endpointLimitOf,
   fallbackRule,
+  isRateLimited,
   isStatusPath,
   isUnlimitedPath,
   keyLimits,
@@ -43,6 +44,9 @@ describe('rate-limit policy (D-11)', () => {
       expect(isUnlimitedPath(path)).toBe(true);
     }
     for (const path of ['/healthy', '/email/send', '/tracking', '/u']) expect(isUnlimitedPath(path)).toBe(false);
+    expect(isRateLimited('POST', '/email/send')).toBe(true);
+    expect(isRateLimited('OPTIONS', '/example.com/contact')).toBe(false);
+    expect(isRateLimited('GET', '/health')).toBe(false);
     expect(isStatusPath('/rate-limits')).toBe(true);
     expect(isStatusPath('/rate-limits/status')).toBe(true);
     expect(isStatusPath('/rate-limits/other')).toBe(false);

@@ -77,6 +77,11 @@ export function isUnlimitedPath(path: string): boolean {
   return /^\/(health|metrics|docs|docs-json|docs-yaml)(\/|$)|^\/[tu]\/|^\/provider\/events\/?$/i.test(path);
 }
 
+/** Whether the limiter counts a request at all: neither CORS preflights nor the unlimited paths are. */
+export function isRateLimited(method: string, path: string): boolean {
+  return method.toUpperCase() !== 'OPTIONS' && !isUnlimitedPath(path);
+}
+
 /** Form posts: `/{domain}/{form}` (a name with a dot), `/v1/{domain}/send`, `/submit/{form}`, `/f/…`, `/c/…/…`. */
 const FORM_POST_PATH = /^\/(?:[^/]*\.[^/]*\/[^/]+|v1\/[^/]+\/send|submit\/[^/]+|f\/[^/]+(?:\/[^/]+)?|c\/[^/]+\/[^/]+)\/?$/i;
 

@@ -2,6 +2,7 @@ import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ApiKeyCache, ResolvedKey } from '../../api-keys/api-key.cache';
 import { AppConfigService } from '../../config/app-config.service';
+import { rateLimitRejections } from '../../metrics/metrics';
 import { RedisService } from '../../redis/redis.service';
 import type { AuthContext } from '../auth/auth-context';
 import { readCredential } from '../auth/credentials';
@@ -17,8 +18,8 @@ import {
   fallbackRule,
   formIpRule,
   isAnonymousFormPost,
+  isRateLimited,
   isStatusPath,
-  isUnlimitedPath,
   PlanLimits,
   rulesFor,
 } from './rate-limit.policy';
@@ -77,7 +78,7 @@ export class RateLimitService implements OnModuleInit {
 
   /** Counts the request against every limit it falls under; throws the 429 when it may not pass. */
   async enforce(request: Request, response: Response): Promise<void> {
-    if (!this.enabled || request.method === 'OPTIONS' || isUnlimitedPath(request.path)) return;
+    if (!this.enabled || !isRateLimited(request.method, request.path)) return;
     const caller = await this.callerOf(request, response);
     const rules = rulesFor(caller, endpointLimitOf(request.path), this.redisKey);
     if (rules.length === 0) return;
@@ -134,6 +135,7 @@ export class RateLimitService implements OnModuleInit {
   private apply(decision: LimitDecision, response: Response): void {
     if (!decision.allowed) {
       const refusing = blocking(decision.states);
+      rateLimitRejections.inc({ scope: refusing.rule.scope });
       writeRateLimitHeaders(response, refusing);
       throw tooManyRequests(refusing);
     }

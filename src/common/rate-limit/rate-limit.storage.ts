@@ -1,13 +1,13 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
-import type Redis from 'ioredis';
 import { AppConfigService } from '../../config/app-config.service';
+import type { RedisConnection } from '../../redis/redis-url';
 import { RedisService } from '../../redis/redis.service';
 import { RATE_LIMIT_LUA } from './rate-limit.script';
 import { LimitDecision, LimitRule } from './rate-limit.types';
 
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
-type LimiterConnection = Redis & { rateLimit(keyCount: number, ...args: (string | number)[]): Promise<number[]> };
+type LimiterConnection = RedisConnection & { rateLimit(keyCount: number, ...args: (string | number)[]): Promise<number[]> };
 
 /**
  * The limiter's counters in Redis, on a connection of its own that never queues: when Redis is away a

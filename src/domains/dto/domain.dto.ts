@@ -18,7 +18,7 @@ const FORMS_SCHEMA = {
   type: 'object',
   additionalProperties: { $ref: getSchemaPath(FormSettingsDto) },
   description: 'form slug → form settings, as in the configuration file. The slug send is reserved.',
-  example: { contact: { to: 'team@example.com', subject: 'New contact', replies: true } },
+  example: { contact: { recipients: ['team@example.com'], subject: 'New contact', replies: true } },
 } as const;
 
 const FORWARDING_SCHEMA = {

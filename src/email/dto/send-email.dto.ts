@@ -80,7 +80,11 @@ export class SendEmailDto {
   @IsString({ each: true })
   cc?: string[];
 
-  @ApiPropertyOptional({ type: [String], description: 'Receive the message without appearing in its headers.' })
+  @ApiPropertyOptional({
+    example: ['audit@acme.com'],
+    type: [String],
+    description: 'Receive the message without appearing in its headers.',
+  })
   @IsOptional()
   @Transform(toArray)
   @IsArray()
@@ -102,12 +106,12 @@ export class SendEmailDto {
   @IsString()
   subject?: string;
 
-  @ApiPropertyOptional({ description: 'Plain-text body.' })
+  @ApiPropertyOptional({ example: 'Hello Ada, your invoice is attached.', description: 'Plain-text body.' })
   @IsOptional()
   @IsString()
   text?: string;
 
-  @ApiPropertyOptional({ description: 'HTML body.' })
+  @ApiPropertyOptional({ example: '<p>Hello Ada, your invoice is attached.</p>', description: 'HTML body.' })
   @IsOptional()
   @IsString()
   html?: string;
@@ -124,7 +128,7 @@ export class SendEmailDto {
   @IsObject()
   variables?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ description: 'Another name for `variables` (one variant of the endpoint uses it).' })
+  @ApiPropertyOptional({ example: { name: 'Ada' }, description: 'Another name for `variables` (one variant of the endpoint uses it).' })
   @IsOptional()
   @IsObject()
   data?: Record<string, unknown>;

@@ -26,7 +26,8 @@ export class OutboxTransport implements MailTransport {
     return { accepted: [...email.recipients], rejected: [], response: `250 written to ${this.directory}` };
   }
 
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.signer.close();
+    return Promise.resolve();
   }
 }

@@ -55,7 +55,8 @@ export class SmtpTransport implements MailTransport {
     };
   }
 
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.transporter.close();
+    return Promise.resolve();
   }
 }

@@ -110,6 +110,7 @@ export class FormSettingsDto {
 
   @IsOptional()
   @ApiPropertyOptional({
+    example: { per_ip: { hourly: 5 }, messages: { ip_limited: 'Please try again in an hour.' } },
     type: 'object',
     additionalProperties: true,
     description: 'The spec’s per-form rate_limiting block (per_ip, total_submissions, burst, …), kept as given',

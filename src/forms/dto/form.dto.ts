@@ -82,7 +82,7 @@ export class FormDto {
       slug: form.slug,
       submitUrl: submitUrlOf(form, publicUrl),
       confirmed: form.confirmedAt !== null,
-      settings: form.settings as FormSettingsDto,
+      settings: form.settings,
       created_at: form.createdAt.toISOString(),
       updated_at: form.updatedAt.toISOString(),
     };
@@ -160,13 +160,21 @@ export class SubmissionDto {
   @ApiProperty({ type: [SubmittedFileDto] })
   files: SubmittedFileDto[];
 
-  @ApiProperty({ type: [String], description: 'The notification and acknowledgment: see GET /email/status/{messageId}' })
+  @ApiProperty({
+    example: ['msg_2Vh7Qm9LrX4tKp1Zb8Ns3W'],
+    type: [String],
+    description: 'The notification and acknowledgment: see GET /email/status/{messageId}',
+  })
   messageIds: string[];
 
   @ApiProperty({ type: String, nullable: true, example: '203.0.113.7' })
   ip: string | null;
 
-  @ApiProperty({ type: String, nullable: true })
+  @ApiProperty({
+    example: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 Safari/605.1.15',
+    type: String,
+    nullable: true,
+  })
   userAgent: string | null;
 
   @ApiProperty({ type: String, nullable: true, example: 'https://www.example.com' })
@@ -175,7 +183,7 @@ export class SubmissionDto {
   @ApiProperty({ format: 'date-time' })
   created_at: string;
 
-  static from(s: FormSubmission): SubmissionDto {
+  static readonly from = (s: FormSubmission): SubmissionDto => {
     return {
       id: s.id,
       formId: s.formId,
@@ -189,7 +197,7 @@ export class SubmissionDto {
       origin: s.origin,
       created_at: s.createdAt.toISOString(),
     };
-  }
+  };
 }
 
 export class SubmissionPageDto {
@@ -199,6 +207,11 @@ export class SubmissionPageDto {
   @ApiProperty({ example: 1, description: 'Submissions matching the filter in all pages' })
   total: number;
 
-  @ApiProperty({ type: String, nullable: true, description: 'Pass as cursor for the next page; null on the last page' })
+  @ApiProperty({
+    example: 'WyIyMDI2LTA2LTA5VDEwOjAwOjAwLjAwMFoiLCJzdWJfMSJd',
+    type: String,
+    nullable: true,
+    description: 'Pass as cursor for the next page; null on the last page',
+  })
   nextCursor: string | null;
 }

@@ -98,7 +98,7 @@ export function checkLiquidTemplate(parts: LiquidParts): { field: LiquidPart; me
  * Renders the parts given with `context`: html escaped, text and subject verbatim, the subject made one line.
  * A part that does not parse or exceeds a budget is a 400 VALIDATION_FAILED naming the part.
  */
-export async function renderLiquid(parts: LiquidParts, context: Record<string, unknown>): Promise<RenderedLiquid> {
+export function renderLiquid(parts: LiquidParts, context: Record<string, unknown>): RenderedLiquid {
   const problems = checkLiquidTemplate(parts);
   if (problems.length > 0) throw AppException.validation(problems);
   const rendered: RenderedLiquid = { subject: '' };
@@ -114,8 +114,8 @@ export async function renderLiquid(parts: LiquidParts, context: Record<string, u
 
 function renderPart(part: LiquidPart, source: string, context: Record<string, unknown>): string {
   try {
-    const output: unknown = engines.engineFor(part).renderSync(engines.parse(part, source), context);
-    const text = typeof output === 'string' ? output : String(output ?? '');
+    // LiquidJS types a render as `any`; without its keepOutputType option it is the output string.
+    const text = engines.engineFor(part).renderSync(engines.parse(part, source), context) as string;
     // Checked before anything reads the characters: a long output is still a cheap string of references here.
     if (text.length > MAX_RENDERED_CHARS) throw new Error(`output is larger than ${MAX_RENDERED_CHARS / 1024 / 1024} MB`);
     return text;
@@ -127,7 +127,7 @@ function renderPart(part: LiquidPart, source: string, context: Record<string, un
 /** Header-safe subject: no line breaks, tabs or other control characters, trimmed, at most 998 characters. */
 export function toSubjectLine(value: string): string {
   const line = value
-    // eslint-disable-next-line no-control-regex
+    // eslint-disable-next-line no-control-regex -- control characters are what this strips
     .replace(/[\u0000-\u0008\u000e-\u001f\u007f]/g, '')
     .replace(/[\r\n\t\v\f\u0085\u2028\u2029]+/g, ' ')
     .trim();
@@ -153,7 +153,7 @@ export function rewriteDialect(source: string): string {
   let out = '';
   let copied = 0;
   for (const token of tokens) {
-    const tag = TypeGuards.isTagToken(token) ? (token as TagToken).name : undefined;
+    const tag = TypeGuards.isTagToken(token) ? token.name : undefined;
     let replacement: string | undefined;
     if (TypeGuards.isOutputToken(token) || (tag && VALUE_TAGS.has(tag))) replacement = '| default:';
     else if (tag && CONDITION_TAGS.has(tag)) replacement = 'or';

@@ -56,7 +56,7 @@ export function submissionTemplateContext(ctx: SubmissionEmailContext): Record<s
 }
 
 /** The email to the form's owner: the template's parts, or a table of every field. */
-export async function renderNotification(ctx: SubmissionEmailContext, options: SubmissionEmailOptions = {}): Promise<RenderedEmail> {
+export function renderNotification(ctx: SubmissionEmailContext, options: SubmissionEmailOptions = {}): RenderedEmail {
   return renderSubmissionEmail(ctx, options, {
     subject: `New submission: ${ctx.formName}`,
     body: () => notificationBody(ctx),
@@ -64,46 +64,46 @@ export async function renderNotification(ctx: SubmissionEmailContext, options: S
 }
 
 /** The email to the submitter: the template's parts, or a short thank-you with a copy of the fields. */
-export async function renderAcknowledgment(ctx: SubmissionEmailContext, options: SubmissionEmailOptions = {}): Promise<RenderedEmail> {
+export function renderAcknowledgment(ctx: SubmissionEmailContext, options: SubmissionEmailOptions = {}): RenderedEmail {
   return renderSubmissionEmail(ctx, options, {
     subject: 'We received your message',
     body: () => acknowledgmentBody(ctx),
   });
 }
 
-async function renderSubmissionEmail(
+function renderSubmissionEmail(
   ctx: SubmissionEmailContext,
   options: SubmissionEmailOptions,
   defaults: { subject: string; body: () => { text: string; html: string } },
-): Promise<RenderedEmail> {
+): RenderedEmail {
   const context = { ...options.template?.variables, ...submissionTemplateContext(ctx) };
   const subjectSource = options.subject ?? options.template?.subject;
   const subject =
     (options.literalSubject ? toSubjectLine(options.literalSubject) : '') ||
-    (subjectSource ? await renderSubject(subjectSource, context) : '') ||
+    (subjectSource ? renderSubject(subjectSource, context) : '') ||
     toSubjectLine(defaults.subject);
-  const body = (options.template && (await templateBody(options.template, context, options.onTemplateError))) ?? defaults.body();
+  const body = (options.template && templateBody(options.template, context, options.onTemplateError)) ?? defaults.body();
   return { subject, ...body };
 }
 
 /** A subject that does not render (it may be a submitter's `_subject`) is used as written. */
-async function renderSubject(source: string, context: Record<string, unknown>): Promise<string> {
+function renderSubject(source: string, context: Record<string, unknown>): string {
   if (!source.includes('{')) return toSubjectLine(source);
   try {
-    return (await renderLiquid({ subject: source }, context)).subject;
+    return renderLiquid({ subject: source }, context).subject;
   } catch {
     return toSubjectLine(source);
   }
 }
 
-async function templateBody(
+function templateBody(
   template: SubmissionTemplate,
   context: Record<string, unknown>,
   onError?: (error: Error) => void,
-): Promise<{ text: string; html: string } | null> {
+): { text: string; html: string } | null {
   if (template.text == null && template.html == null) return null;
   try {
-    const rendered = await renderLiquid({ text: template.text, html: template.html }, context);
+    const rendered = renderLiquid({ text: template.text, html: template.html }, context);
     const html = rendered.html ?? textToHtml(rendered.text ?? '');
     return { text: rendered.text ?? htmlToText(html), html };
   } catch (err) {

@@ -1,19 +1,12 @@
 import { Body, Controller, Get, Header, Param, Post, Query, Req, Res } from '@nestjs/common';
-import {
-  ApiBadRequestResponse,
-  ApiCreatedResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiProduces,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { AppException } from '../../common/errors/app.exception';
 import type { AuthContext } from '../../common/auth/auth-context';
 import { Auth, Public } from '../../common/auth/auth.decorator';
 import { CurrentAuth } from '../../common/auth/current-auth.decorator';
 import { ErrorBodyDto } from '../../common/errors/error-body';
+import { ApiNotFoundPageResponse, HTML_PAGE } from '../../common/http/page-responses';
 import { AppConfigService } from '../../config/app-config.service';
 import { FormDto, FormListDto, ListSubmissionsQueryDto, SubmissionDto, SubmissionPageDto } from '../dto/form.dto';
 import { FormsService } from '../forms.service';
@@ -62,9 +55,8 @@ export class InstantFormsController {
   @Header('Content-Type', 'text/html; charset=utf-8')
   @Header('Cache-Control', 'no-store')
   @ApiOperation({ summary: 'The confirmation link of an instant form (a GET, so it works from any email client)' })
-  @ApiProduces('text/html')
-  @ApiOkResponse({ description: 'An HTML page saying the form is confirmed' })
-  @ApiNotFoundResponse({ type: ErrorBodyDto, description: 'The link is not known (an HTML page for browsers)' })
+  @ApiOkResponse({ description: 'An HTML page saying the form is confirmed', content: HTML_PAGE })
+  @ApiNotFoundPageResponse('The link is not known')
   async confirm(@Param('token') token: string, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<string> {
     const result = await this.instant.confirm(token);
     if (result.state === 'unknown') {

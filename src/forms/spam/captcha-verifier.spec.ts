@@ -1,4 +1,4 @@
-import { createServer, IncomingMessage, Server } from 'node:http';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { ErrorCode } from '../../common/errors/error-code';
 import { CAPTCHA_FIELDS, CaptchaProvider, CaptchaVerifier } from './captcha-verifier';
@@ -16,7 +16,7 @@ interface SeenRequest {
  * passes; `http-500`, `slow`, `not-json` misbehave; anything else is an invalid response.
  */
 function siteverifyStandIn(seen: SeenRequest[]): Server {
-  return createServer(async (req, res) => {
+  const answer = async (req: IncomingMessage, res: ServerResponse) => {
     const provider = req.url?.slice(1) as CaptchaProvider;
     const params = Object.fromEntries(new URLSearchParams(await readBody(req)));
     seen.push({ path: req.url ?? '', contentType: req.headers['content-type'], params });
@@ -35,7 +35,8 @@ function siteverifyStandIn(seen: SeenRequest[]): Server {
     }
     const passed = { success: true, challenge_ts: new Date().toISOString(), hostname: 'site.example' };
     return json(200, provider === 'turnstile' ? { ...passed, 'error-codes': [], action: '', cdata: '' } : { ...passed, credit: false });
-  });
+  };
+  return createServer((req, res) => void answer(req, res));
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {

@@ -90,7 +90,7 @@ function parsePayload(payload: string): Payload | null {
   if (payload.length > MAX_PAYLOAD_LENGTH) return null;
   let value: Partial<Payload> | null;
   try {
-    value = JSON.parse(Buffer.from(payload, 'base64').toString('utf8'));
+    value = JSON.parse(Buffer.from(payload, 'base64').toString('utf8')) as Partial<Payload> | null;
   } catch {
     return null;
   }

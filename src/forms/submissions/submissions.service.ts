@@ -198,7 +198,7 @@ export class SubmissionsService {
     const replyTo = settings.replies === false ? undefined : (this.replyToOf(form, submission.fields, control) ?? submitter);
 
     const notificationTemplate = settings.template ? await this.templates.findForForm(form.accountId, settings.template) : null;
-    const notification = await renderNotification(context, {
+    const notification = renderNotification(context, {
       literalSubject: control.subject,
       subject: settings.subject,
       template: notificationTemplate ?? undefined,
@@ -212,7 +212,7 @@ export class SubmissionsService {
     const ack = settings.acknowledgment;
     if (ack?.enabled && submitter) {
       const ackTemplate = ack.template ? await this.templates.findForForm(form.accountId, ack.template) : null;
-      const acknowledgment = await renderAcknowledgment(context, {
+      const acknowledgment = renderAcknowledgment(context, {
         subject: ack.subject,
         template: ackTemplate ?? undefined,
         onTemplateError: (err) =>

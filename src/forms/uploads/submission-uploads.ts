@@ -76,7 +76,8 @@ function multipartError(error: unknown, request: Request): unknown {
   if (!(error instanceof HttpException)) {
     return request.complete ? error : new AppException(ErrorCode.ValidationFailed, 'The multipart body ended before it was complete');
   }
-  if (error.getStatus() === HttpStatus.PAYLOAD_TOO_LARGE) {
+  const status: HttpStatus = error.getStatus();
+  if (status === HttpStatus.PAYLOAD_TOO_LARGE) {
     return new AppException(
       ErrorCode.PayloadTooLarge,
       `Each uploaded file may be at most ${MAX_SUBMISSION_UPLOAD_BYTES / 1024 / 1024} MB`,
@@ -85,7 +86,7 @@ function multipartError(error: unknown, request: Request): unknown {
       },
     );
   }
-  if (error.getStatus() === HttpStatus.BAD_REQUEST) {
+  if (status === HttpStatus.BAD_REQUEST) {
     return new AppException(
       ErrorCode.ValidationFailed,
       `The multipart body was refused (${error.message}); a form may send ${MULTIPART_LIMITS}`,

@@ -31,7 +31,13 @@ export class UpdateListDto {
   @Matches(/\S/, { message: 'name may not be blank' })
   name?: string;
 
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 1000, description: 'null removes it' })
+  @ApiPropertyOptional({
+    example: 'Product news, once a month',
+    type: String,
+    nullable: true,
+    maxLength: 1000,
+    description: 'null removes it',
+  })
   @ValidateIf((_, value) => value !== null && value !== undefined)
   @IsString()
   @MaxLength(1000)
@@ -81,6 +87,11 @@ export class ListPageDto {
   @ApiProperty({ type: [ListDto], description: 'Newest first' })
   lists: ListDto[];
 
-  @ApiProperty({ type: String, nullable: true, description: 'Pass as cursor for the next page; null on the last page' })
+  @ApiProperty({
+    example: 'WyIyMDI2LTA2LTA5VDEwOjAwOjAwLjAwMFoiLCJsc3RfMSJd',
+    type: String,
+    nullable: true,
+    description: 'Pass as cursor for the next page; null on the last page',
+  })
   nextCursor: string | null;
 }

@@ -83,7 +83,7 @@ export class SubscriberDto {
   @ApiProperty({ type: String, format: 'date-time', nullable: true })
   unsubscribedAt: string | null;
 
-  static from(subscriber: ListSubscriber): SubscriberDto {
+  static readonly from = (subscriber: ListSubscriber): SubscriberDto => {
     return {
       email: subscriber.email,
       name: subscriber.name,
@@ -91,13 +91,18 @@ export class SubscriberDto {
       createdAt: subscriber.createdAt.toISOString(),
       unsubscribedAt: subscriber.unsubscribedAt?.toISOString() ?? null,
     };
-  }
+  };
 }
 
 export class SubscriberPageDto {
   @ApiProperty({ type: [SubscriberDto], description: 'In address order' })
   subscribers: SubscriberDto[];
 
-  @ApiProperty({ type: String, nullable: true, description: 'Pass as cursor for the next page; null on the last page' })
+  @ApiProperty({
+    example: 'YWRhQGV4YW1wbGUub3Jn',
+    type: String,
+    nullable: true,
+    description: 'Pass as cursor for the next page; null on the last page',
+  })
   nextCursor: string | null;
 }

@@ -31,7 +31,7 @@ export class ProjectDto {
   @ApiProperty({ format: 'date-time' })
   updatedAt: string;
 
-  static from(project: Project): ProjectDto {
+  static readonly from = (project: Project): ProjectDto => {
     return {
       id: project.id,
       name: project.name,
@@ -39,7 +39,7 @@ export class ProjectDto {
       createdAt: project.createdAt.toISOString(),
       updatedAt: project.updatedAt.toISOString(),
     };
-  }
+  };
 }
 
 export class ProjectListDto {

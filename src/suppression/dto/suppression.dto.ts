@@ -52,7 +52,7 @@ export class SuppressionEntryDto {
   @ApiProperty({ format: 'date-time' })
   createdAt: string;
 
-  static from(entry: SuppressionEntry): SuppressionEntryDto {
+  static readonly from = (entry: SuppressionEntry): SuppressionEntryDto => {
     return {
       id: entry.id,
       email: entry.email,
@@ -60,7 +60,7 @@ export class SuppressionEntryDto {
       source: entry.source,
       createdAt: entry.createdAt.toISOString(),
     };
-  }
+  };
 }
 
 export class AddSuppressionResponseDto {
@@ -95,6 +95,11 @@ export class SuppressionListDto {
   @ApiProperty({ example: 1, description: 'Entries matching the filter across all pages' })
   count: number;
 
-  @ApiProperty({ type: String, nullable: true, description: 'Pass as cursor for the next page; null on the last page' })
+  @ApiProperty({
+    example: 'WyIyMDI2LTA2LTA5VDEwOjAwOjAwLjAwMFoiLCJzdXBfMSJd',
+    type: String,
+    nullable: true,
+    description: 'Pass as cursor for the next page; null on the last page',
+  })
   nextCursor: string | null;
 }

@@ -67,7 +67,7 @@ export class UpdateTemplateDto {
   @Matches(TEMPLATE_NAME_PATTERN, { message: `name must be ${NAME_RULE}` })
   name?: string;
 
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 500 })
+  @ApiPropertyOptional({ example: 'Sent when an account signs up', type: String, nullable: true, maxLength: 500 })
   @IsOptional()
   @IsString()
   @MaxLength(500)
@@ -84,17 +84,18 @@ export class UpdateTemplateDto {
   @Length(1, 512 * 1024)
   subject?: string;
 
-  @ApiPropertyOptional({ type: String, nullable: true, description: 'null removes the HTML part' })
+  @ApiPropertyOptional({ example: '<p>Hello {{name}}</p>', type: String, nullable: true, description: 'null removes the HTML part' })
   @ValidateIf((_, value) => value !== null && value !== undefined)
   @IsString()
   html?: string | null;
 
-  @ApiPropertyOptional({ type: String, nullable: true, description: 'null removes the text part' })
+  @ApiPropertyOptional({ example: 'Hello {{name}}', type: String, nullable: true, description: 'null removes the text part' })
   @ValidateIf((_, value) => value !== null && value !== undefined)
   @IsString()
   text?: string | null;
 
   @ApiPropertyOptional({
+    example: { name: 'there' },
     type: 'object',
     nullable: true,
     additionalProperties: true,
@@ -133,7 +134,7 @@ export class TemplateDto {
   @ApiProperty({ example: 'welcome' })
   name: string;
 
-  @ApiProperty({ type: String, nullable: true })
+  @ApiProperty({ example: 'Sent when an account signs up', type: String, nullable: true })
   description: string | null;
 
   @ApiProperty({ enum: TEMPLATE_TYPES, example: 'email' })
@@ -142,10 +143,10 @@ export class TemplateDto {
   @ApiProperty({ example: 'Welcome, {{name}}!' })
   subject: string;
 
-  @ApiProperty({ type: String, nullable: true })
+  @ApiProperty({ example: '<p>Hi {{name}}</p>', type: String, nullable: true })
   html: string | null;
 
-  @ApiProperty({ type: String, nullable: true })
+  @ApiProperty({ example: 'Hi {{name}}', type: String, nullable: true })
   text: string | null;
 
   @ApiProperty({ type: 'object', nullable: true, additionalProperties: true, example: { company: 'Acme' } })
@@ -157,7 +158,7 @@ export class TemplateDto {
   @ApiProperty({ format: 'date-time' })
   updatedAt: string;
 
-  static from(template: Template): TemplateDto {
+  static readonly from = (template: Template): TemplateDto => {
     return {
       id: template.id,
       name: template.name,
@@ -170,7 +171,7 @@ export class TemplateDto {
       createdAt: template.createdAt.toISOString(),
       updatedAt: template.updatedAt.toISOString(),
     };
-  }
+  };
 }
 
 export class TemplateListDto {

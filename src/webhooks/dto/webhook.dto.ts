@@ -79,7 +79,7 @@ export class UpdateWebhookDto {
   @IsIn(WEBHOOK_EVENT_TYPES, { each: true, message: unknownEventsMessage })
   events?: WebhookEventType[];
 
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 500 })
+  @ApiPropertyOptional({ example: 'Delivery events for the CRM', type: String, nullable: true, maxLength: 500 })
   @IsOptional()
   @IsString()
   @MaxLength(500)
@@ -101,7 +101,7 @@ export class WebhookDto {
   @ApiProperty({ enum: WEBHOOK_EVENT_TYPES, isArray: true })
   events: WebhookEventType[];
 
-  @ApiProperty({ type: String, nullable: true })
+  @ApiProperty({ example: 'Delivery events for the CRM', type: String, nullable: true })
   description: string | null;
 
   @ApiProperty()
@@ -113,7 +113,7 @@ export class WebhookDto {
   @ApiProperty({ format: 'date-time' })
   updatedAt: string;
 
-  static from(webhook: Webhook): WebhookDto {
+  static readonly from = (webhook: Webhook): WebhookDto => {
     return {
       id: webhook.id,
       url: webhook.url,
@@ -123,7 +123,7 @@ export class WebhookDto {
       createdAt: webhook.createdAt.toISOString(),
       updatedAt: webhook.updatedAt.toISOString(),
     };
-  }
+  };
 }
 
 const SECRET_PROPERTY = {
@@ -177,13 +177,18 @@ export class WebhookAttemptDto {
   @ApiProperty({ type: String, nullable: true, example: 'HTTP 500', description: 'Why the attempt failed' })
   error: string | null;
 
-  @ApiProperty({ type: String, nullable: true, description: 'The start of the receiver’s answer (at most 1 KB)' })
+  @ApiProperty({
+    example: '{"error":"database unavailable"}',
+    type: String,
+    nullable: true,
+    description: 'The start of the receiver’s answer (at most 1 KB)',
+  })
   response: string | null;
 
   @ApiProperty()
   succeeded: boolean;
 
-  static from(attempt: WebhookAttempt): WebhookAttemptDto {
+  static readonly from = (attempt: WebhookAttempt): WebhookAttemptDto => {
     return {
       attempt: attempt.attempt,
       startedAt: attempt.startedAt.toISOString(),
@@ -193,7 +198,7 @@ export class WebhookAttemptDto {
       response: attempt.response,
       succeeded: attempt.succeeded,
     };
-  }
+  };
 }
 
 export class WebhookDeliveryDto {
@@ -226,7 +231,20 @@ export class WebhookDeliveryDto {
   @ApiProperty({ format: 'date-time' })
   createdAt: string;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The event as delivered (the body without its id)' })
+  @ApiProperty({
+    example: {
+      type: 'delivered',
+      messageId: 'msg_2Vh7Qm9LrX4tKp1Zb8Ns3W',
+      recipient: 'ada@example.org',
+      timestamp: '2026-06-09T10:00:00.000Z',
+      metadata: {},
+      detail: null,
+      machine: false,
+    },
+    type: 'object',
+    additionalProperties: true,
+    description: 'The event as delivered (the body without its id)',
+  })
   payload: Record<string, unknown>;
 
   static from(delivery: WebhookDelivery, attempts: WebhookAttempt[]): WebhookDeliveryDto {
@@ -247,6 +265,11 @@ export class WebhookDeliveryListDto {
   @ApiProperty({ type: [WebhookDeliveryDto], description: 'Newest first' })
   deliveries: WebhookDeliveryDto[];
 
-  @ApiProperty({ type: String, nullable: true, description: 'Pass as cursor for the next page; null on the last page' })
+  @ApiProperty({
+    example: 'WyIyMDI2LTA2LTA5VDEwOjAwOjAwLjAwMFoiLCJ3aGRfMSJd',
+    type: String,
+    nullable: true,
+    description: 'Pass as cursor for the next page; null on the last page',
+  })
   nextCursor: string | null;
 }
