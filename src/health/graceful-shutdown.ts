@@ -1,11 +1,9 @@
-import { getQueueToken } from '@nestjs/bull';
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
-import type { Queue } from 'bull';
 import type { Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppConfigService } from '../config/app-config.service';
-import { QueueName } from '../queue/queue.constants';
+import { allQueues } from '../queue/all-queues';
 import { ShutdownState } from './shutdown-state';
 
 /**
@@ -41,7 +39,7 @@ export class GracefulShutdown implements BeforeApplicationShutdown {
   }
 
   private async drainQueues(): Promise<void> {
-    const queues = Object.values(QueueName).map((name) => this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }));
+    const queues = allQueues(this.moduleRef);
     await Promise.all(queues.map((queue) => queue.pause(true, true).catch(() => undefined)));
     const timeoutMs = this.config.env.SHUTDOWN_TIMEOUT_MS;
     const deadline = new AbortController();

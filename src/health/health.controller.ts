@@ -1,8 +1,8 @@
-import { Controller, Get, HttpStatus, Res } from '@nestjs/common';
+import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Public } from '../common/auth/auth.decorator';
-import { HealthService, Readiness } from './health.service';
+import { HealthService, Readiness, readinessStatusCode } from './health.service';
 
 const CHECK_STATE = { type: 'string', enum: ['up', 'down', 'degraded'] };
 const READINESS_SCHEMA = {
@@ -77,8 +77,7 @@ export class HealthController {
   })
   async ready(@Res({ passthrough: true }) response: Response): Promise<Readiness> {
     const readiness = await this.health.readiness();
-    const serving = readiness.status === 'ok' || readiness.status === 'degraded';
-    response.status(serving ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);
+    response.status(readinessStatusCode(readiness));
     return readiness;
   }
 }

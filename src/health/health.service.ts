@@ -14,6 +14,11 @@ const CHECK_TIMEOUT_MS = 2000;
 
 export type CheckState = 'up' | 'down' | 'degraded';
 
+/** 200 while the process should get traffic (`ok`, `degraded`), else 503. */
+export function readinessStatusCode(readiness: Readiness): 200 | 503 {
+  return readiness.status === 'ok' || readiness.status === 'degraded' ? 200 : 503;
+}
+
 export interface Readiness {
   /** `ok` (200), `degraded` (200: serving, but something deserves a look), `unavailable` or `shutting_down` (503). */
   status: 'ok' | 'degraded' | 'unavailable' | 'shutting_down';

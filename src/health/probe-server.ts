@@ -4,7 +4,7 @@ import express, { type Request, type Response } from 'express';
 import { OperatorAccess } from '../common/auth/operator-access';
 import { MetricsService } from '../metrics/metrics.service';
 import { METRICS_REALM } from '../metrics/metrics-access.guard';
-import { HealthService } from './health.service';
+import { HealthService, readinessStatusCode } from './health.service';
 
 /**
  * A worker process has no API; it answers its probes and Prometheus on WORKER_PORT: GET /health, /health/ready
@@ -20,10 +20,7 @@ export function startProbeServer(app: INestApplicationContext, port: number): Pr
     response.json({ status: 'ok' });
   });
   probes.get('/health/ready', (_request: Request, response: Response, next) => {
-    health.readiness().then((readiness) => {
-      const serving = readiness.status === 'ok' || readiness.status === 'degraded';
-      response.status(serving ? 200 : 503).json(readiness);
-    }, next);
+    health.readiness().then((readiness) => response.status(readinessStatusCode(readiness)).json(readiness), next);
   });
   probes.get('/metrics', access.middleware(METRICS_REALM, { acceptMetricsToken: true }), (_request: Request, response: Response, next) => {
     metrics.render().then((text) => response.type(metrics.contentType).set('Cache-Control', 'no-store').send(text), next);

@@ -1,8 +1,7 @@
-import { getQueueToken } from '@nestjs/bull';
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { Job, Queue } from 'bull';
-import { QueueName } from '../queue/queue.constants';
+import { allQueues } from '../queue/all-queues';
 import { jobDuration, queueJobs, registry } from './metrics';
 
 const COUNTED_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
@@ -16,7 +15,7 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
   constructor(private readonly moduleRef: ModuleRef) {}
 
   onModuleInit(): void {
-    this.queues = Object.values(QueueName).map((name) => this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }));
+    this.queues = allQueues(this.moduleRef);
     for (const queue of this.queues) {
       this.listen(queue, 'completed', (job: Job) => this.observe(queue, job, 'completed'));
       this.listen(queue, 'failed', (job: Job) => this.observe(queue, job, 'failed'));

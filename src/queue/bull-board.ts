@@ -1,11 +1,9 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullAdapter } from '@bull-board/api/bullAdapter';
 import { ExpressAdapter } from '@bull-board/express';
-import { getQueueToken } from '@nestjs/bull';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { Queue } from 'bull';
 import { OperatorAccess } from '../common/auth/operator-access';
-import { QueueName } from './queue.constants';
+import { allQueues } from './all-queues';
 
 export const BULL_BOARD_PATH = '/admin/queues';
 
@@ -14,7 +12,7 @@ export function setupBullBoard(app: NestExpressApplication): void {
   const adapter = new ExpressAdapter();
   adapter.setBasePath(BULL_BOARD_PATH);
   createBullBoard({
-    queues: Object.values(QueueName).map((name) => new BullAdapter(app.get<Queue>(getQueueToken(name)))),
+    queues: allQueues(app).map((queue) => new BullAdapter(queue)),
     serverAdapter: adapter,
   });
   app.use(BULL_BOARD_PATH, app.get(OperatorAccess).middleware('Mailroom queues'), adapter.getRouter());

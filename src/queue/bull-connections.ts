@@ -1,11 +1,10 @@
-import { getQueueToken } from '@nestjs/bull';
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import type { Queue, QueueOptions } from 'bull';
+import type { QueueOptions } from 'bull';
 import type { RedisOptions } from 'ioredis';
 import { AppConfigService } from '../config/app-config.service';
 import { createRedisConnection, RedisConnection } from '../redis/redis-url';
-import { QueueName } from './queue.constants';
+import { allQueues } from './all-queues';
 
 type BullConnectionType = Parameters<NonNullable<QueueOptions['createClient']>>[0];
 
@@ -39,7 +38,7 @@ export class BullConnections implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     // Closing a queue twice is harmless (Bull keeps the first close): @nestjs/bull closes them too.
-    await Promise.all(Object.values(QueueName).map((name) => this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }).close()));
+    await Promise.all(allQueues(this.moduleRef).map((queue) => queue.close()));
     await Promise.all(this.open.map(({ type, connection }) => closeConnection(type, connection)));
   }
 }

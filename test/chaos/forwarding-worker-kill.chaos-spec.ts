@@ -9,26 +9,10 @@ import { smtpGreets } from '../support/smtp-greeting';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
 import { waitUntil } from './support/private-servers';
+import { rawMessage } from '../support/raw-message';
 
 const DOMAIN = 'fwd-kill.acme.test';
 const DESTINATION = 'dest@x.test';
-
-/** A small message as a client writes it (CRLF line ends), to compare byte for byte with what is forwarded. */
-function rawMessage(subject: string): Buffer {
-  return Buffer.from(
-    [
-      'From: Sender <sender@origin.test>',
-      `To: info@${DOMAIN}`,
-      `Subject: ${subject}`,
-      `Message-ID: <${subject.replace(/\W/g, '')}@origin.test>`,
-      'Date: Mon, 23 Nov 2026 10:00:00 +0000',
-      'MIME-Version: 1.0',
-      'Content-Type: text/plain; charset=utf-8',
-      '',
-      'Taken with a 250, then the worker died.\r\nSecond line.\r\n',
-    ].join('\r\n'),
-  );
-}
 
 /** SIGKILLs the worker unless it is gone already; resolves once it has exited. */
 function killed(worker: ChildProcess): Promise<void> {
@@ -112,7 +96,7 @@ describe('forwarding worker killed between the 250 and delivery', () => {
     const first = await startWorker(stalledSink.url);
 
     const subject = `kill-forward ${Date.now()}`;
-    const raw = rawMessage(subject);
+    const raw = rawMessage(`info@${DOMAIN}`, subject, { body: 'Taken with a 250, then the worker died.\r\nSecond line.\r\n' });
     const client = nodemailer.createTransport({ host: '127.0.0.1', port: inboundPort, secure: false, ignoreTLS: true });
     const info = await client.sendMail({ envelope: { from: 'sender@origin.test', to: [`info@${DOMAIN}`] }, raw });
     client.close();

@@ -9,6 +9,7 @@ import { DataSource } from 'typeorm';
 import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount } from '../support/factories';
 import { freePort } from '../support/free-port';
+import { rawMessage } from '../support/raw-message';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
 import { waitFor, waitForValue } from '../support/wait-for';
@@ -16,23 +17,7 @@ import { waitFor, waitForValue } from '../support/wait-for';
 const MAX_MESSAGE_BYTES = 200_000;
 const MAX_CONNECTIONS_PER_IP = 6;
 
-/** A message as a client would write it, CRLF line ends. */
-function rawMessage(subject: string, extraHeaders: string[] = [], body = 'Hello there.\r\nSecond line.\r\n'): Buffer {
-  return Buffer.from(
-    [
-      'From: Sender <sender@origin.test>',
-      'To: info@fwd.acme.test',
-      `Subject: ${subject}`,
-      `Message-ID: <${subject.replace(/\W/g, '')}@origin.test>`,
-      'Date: Mon, 23 Nov 2026 10:00:00 +0000',
-      'MIME-Version: 1.0',
-      'Content-Type: text/plain; charset=utf-8',
-      ...extraHeaders,
-      '',
-      body,
-    ].join('\r\n'),
-  );
-}
+const message = (subject: string, options?: { headers?: string[]; body?: string }) => rawMessage('info@fwd.acme.test', subject, options);
 
 /** The header field names of a block of header fields (folded lines joined). */
 function fieldNames(block: string): string[] {
@@ -154,7 +139,7 @@ describe('Forwarding: the inbound SMTP server (D-31)', () => {
 
   it('forwards mail for an alias to its destinations, unchanged under the added trace fields, from an SRS sender', async () => {
     const s = subject('alias');
-    const raw = rawMessage(s);
+    const raw = message(s);
     const info = await client.sendMail({ envelope: { from: 'sender@origin.test', to: ['info@fwd.acme.test'] }, raw });
     expect(info.response).toMatch(/^250 2\.0\.0 Ok: queued as inb_/);
 
@@ -174,18 +159,18 @@ describe('Forwarding: the inbound SMTP server (D-31)', () => {
 
   it('sends mail for any other address of the domain to the wildcard rule, and a tagged alias to its alias', async () => {
     const wild = subject('wildcard');
-    await client.sendMail({ envelope: { from: 'sender@origin.test', to: ['Someone.Else@FWD.acme.test'] }, raw: rawMessage(wild) });
+    await client.sendMail({ envelope: { from: 'sender@origin.test', to: ['Someone.Else@FWD.acme.test'] }, raw: message(wild) });
     expect((await sink.waitFor((m) => m.parsed?.subject === wild)).envelope.rcptTo).toEqual(['catch@dest.test']);
 
     const tagged = subject('tagged');
-    await client.sendMail({ envelope: { from: 'sender@origin.test', to: ['info+news@fwd.acme.test'] }, raw: rawMessage(tagged) });
+    await client.sendMail({ envelope: { from: 'sender@origin.test', to: ['info+news@fwd.acme.test'] }, raw: message(tagged) });
     expect((await sink.waitFor((m) => m.parsed?.subject === tagged)).envelope.rcptTo.sort()).toEqual(['ada@dest.test', 'bob@dest.test']);
   });
 
   it('refuses unknown addresses, unknown domains and unverified domains at RCPT TO with 550 5.1.1, storing nothing', async () => {
     const before = await inboundCount();
     for (const to of ['nobody@strict.acme.test', 'info@elsewhere.test', 'info@pending.acme.test']) {
-      const answer = await refusal({ from: 'sender@origin.test', to: [to] }, rawMessage(subject('unknown')));
+      const answer = await refusal({ from: 'sender@origin.test', to: [to] }, message(subject('unknown')));
       expect(answer.responseCode).toBe(550);
       expect(answer.response).toContain('5.1.1');
     }
@@ -194,7 +179,7 @@ describe('Forwarding: the inbound SMTP server (D-31)', () => {
 
   it('refuses a message over the size limit with 552 at DATA', async () => {
     const before = await inboundCount();
-    const big = rawMessage(subject('big'), [], `${'x'.repeat(998)}\r\n`.repeat(Math.ceil(MAX_MESSAGE_BYTES / 1000) + 10));
+    const big = message(subject('big'), { body: `${'x'.repeat(998)}\r\n`.repeat(Math.ceil(MAX_MESSAGE_BYTES / 1000) + 10) });
     const answer = await refusal({ from: 'sender@origin.test', to: ['info@fwd.acme.test'] }, big);
     expect(answer.responseCode).toBe(552);
     expect(answer.response).toContain('5.3.4');
@@ -203,7 +188,7 @@ describe('Forwarding: the inbound SMTP server (D-31)', () => {
 
   it('stops loops: a message already forwarded for the address, or with too many hops, gets 554', async () => {
     const before = await inboundCount();
-    const looped = rawMessage(subject('looped'), ['X-Mailroom-Loop: info@fwd.acme.test']);
+    const looped = message(subject('looped'), { headers: ['X-Mailroom-Loop: info@fwd.acme.test'] });
     const answer = await refusal({ from: 'sender@origin.test', to: ['info@fwd.acme.test'] }, looped);
     expect(answer.responseCode).toBe(554);
     expect(answer.response).toContain('5.4.6');
@@ -213,7 +198,7 @@ describe('Forwarding: the inbound SMTP server (D-31)', () => {
       (_, i) => `Received: from relay${i}.test by relay${i + 1}.test; Mon, 23 Nov 2026 09:00:00 +0000`,
     );
     expect(
-      (await refusal({ from: 'sender@origin.test', to: ['info@fwd.acme.test'] }, rawMessage(subject('hops'), hops))).responseCode,
+      (await refusal({ from: 'sender@origin.test', to: ['info@fwd.acme.test'] }, message(subject('hops'), { headers: hops }))).responseCode,
     ).toBe(554);
     expect(await inboundCount()).toBe(before);
 
@@ -221,14 +206,14 @@ describe('Forwarding: the inbound SMTP server (D-31)', () => {
     const other = subject('other-loop');
     await client.sendMail({
       envelope: { from: 'sender@origin.test', to: ['info@fwd.acme.test'] },
-      raw: rawMessage(other, ['X-Mailroom-Loop: sales@strict.acme.test']),
+      raw: message(other, { headers: ['X-Mailroom-Loop: sales@strict.acme.test'] }),
     });
     await sink.waitFor((m) => m.parsed?.subject === other);
   });
 
   it('returns a bounce sent to the SRS address to the original sender, and refuses a forged one', async () => {
     const s = subject('to-bounce');
-    await client.sendMail({ envelope: { from: 'Orig.Sender@origin.test', to: ['info@fwd.acme.test'] }, raw: rawMessage(s) });
+    await client.sendMail({ envelope: { from: 'Orig.Sender@origin.test', to: ['info@fwd.acme.test'] }, raw: message(s) });
     const forwarded = await sink.waitFor((m) => m.parsed?.subject === s);
     const srsAddress = forwarded.envelope.mailFrom;
 

@@ -8,6 +8,7 @@ import { bearer } from '../support/factories';
 import { freePort } from '../support/free-port';
 import { ReceivedMail, SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { waitFor } from '../support/wait-for';
+import { rawMessage } from '../support/raw-message';
 
 /** SMTP_MAX_RATE of the installation: recipients a second handed to the provider by both workers together. */
 const RATE = 10;
@@ -41,22 +42,6 @@ async function freePorts(count: number): Promise<number[]> {
 
 /** The values that occur more than once. */
 const repeated = (values: string[]) => values.filter((value, i) => values.indexOf(value) !== i);
-
-function forwardedMessage(subject: string): Buffer {
-  return Buffer.from(
-    [
-      'From: Sender <sender@origin.test>',
-      `To: info@${DOMAIN}`,
-      `Subject: ${subject}`,
-      `Message-ID: <${subject.replace(/\W/g, '')}@origin.test>`,
-      'Date: Mon, 23 Nov 2026 10:00:00 +0000',
-      'MIME-Version: 1.0',
-      'Content-Type: text/plain; charset=utf-8',
-      '',
-      'Forwarded through one of two workers.\r\n',
-    ].join('\r\n'),
-  );
-}
 
 // The issue's scale-out claim, with real processes: PostgreSQL and Redis are the only shared state, so two
 // APP_ROLE=api processes and two APP_ROLE=worker processes (src/main.ts each, as deployed) serve sends, form
@@ -202,7 +187,10 @@ describe('scale-out: two API and two worker processes on one PostgreSQL and one 
       ),
       Promise.all(
         forwards.map((subject, i) =>
-          inbound[i % 2].sendMail({ envelope: { from: 'sender@origin.test', to: [`info@${DOMAIN}`] }, raw: forwardedMessage(subject) }),
+          inbound[i % 2].sendMail({
+            envelope: { from: 'sender@origin.test', to: [`info@${DOMAIN}`] },
+            raw: rawMessage(`info@${DOMAIN}`, subject, { body: 'Forwarded through one of two workers.\r\n' }),
+          }),
         ),
       ),
     ]);
