@@ -31,9 +31,12 @@ import { SuppressionModule } from './suppression/suppression.module';
 import { TemplatesModule } from './templates/templates.module';
 import { TrackingModule } from './tracking/tracking.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { WorkerThreadsModule } from './worker-threads/worker-threads.module';
 
 export interface AppModuleOptions {
   config: AppConfigService;
+  /** This process starts the worker threads (main.ts with APP_ROLE=all and WORKER_PROCESSES > 0). */
+  superviseWorkers?: boolean;
 }
 
 @Module({})
@@ -73,6 +76,7 @@ export class AppModule {
         AccountConfigModule,
         // Last: its POST /{domain}/{form} would shadow any two-segment POST registered after it.
         SubmissionsModule.register(options.config),
+        ...(options.superviseWorkers ? [WorkerThreadsModule] : []),
       ],
     };
   }

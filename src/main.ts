@@ -7,12 +7,18 @@ import { configureApp } from './app.setup';
 import { loadConfigOrExit } from './config/app-config.service';
 import { startWorker } from './worker';
 
-/** HTTP entry point. APP_ROLE=all (default) also runs the queue workers here; APP_ROLE=worker runs no HTTP. */
+/**
+ * Entry point. APP_ROLE=api serves HTTP; APP_ROLE=worker runs the queue workers; APP_ROLE=all (the default) does
+ * both: HTTP on the main thread and the queues in WORKER_PROCESSES worker threads, or all on one thread when it is 0.
+ */
 async function bootstrap(): Promise<void> {
   const config = loadConfigOrExit();
   if (!config.runsApi) return startWorker(config);
 
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ config }), {
+  // APP_ROLE=all on several cores: the main thread serves HTTP only; WORKER_PROCESSES worker threads deliver.
+  const superviseWorkers = config.env.APP_ROLE === 'all' && config.env.WORKER_PROCESSES > 0;
+  const appConfig = superviseWorkers ? config.withRole('api') : config;
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ config: appConfig, superviseWorkers }), {
     bufferLogs: true,
     bodyParser: false,
   });

@@ -1,15 +1,18 @@
 import 'reflect-metadata';
+import { parentPort } from 'node:worker_threads';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { INestApplicationContext } from '@nestjs/common';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { AppConfigService, loadConfigOrExit } from './config/app-config.service';
 import { startProbeServer } from './health/probe-server';
+import { registry } from './metrics/metrics';
+import type { FromWorker, ToWorker } from './worker-threads/worker-messages';
 
 /** Worker entry point: the queue processors without the API (APP_ROLE=worker); probes and metrics on WORKER_PORT. */
 export async function startWorker(config: AppConfigService): Promise<void> {
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot({ config }), { bufferLogs: true });
-  app.useLogger(app.get(PinoLogger));
+  const app = await createWorkerContext(config);
   app.enableShutdownHooks();
   await app.init();
   const port = config.env.WORKER_PORT;
@@ -19,6 +22,34 @@ export async function startWorker(config: AppConfigService): Promise<void> {
     probes.unref();
   }
   new Logger('Mailroom').log(port > 0 ? `Worker started: /health and /metrics on port ${port}` : 'Worker started');
+}
+
+/**
+ * A worker thread of `APP_ROLE=all` (WorkerSupervisor, with APP_ROLE=worker in its environment): signals reach
+ * the main thread only, which passes shutdown on as a message (the thread ends when its context has closed), and
+ * asks for the thread's metrics the same way.
+ */
+export async function runWorkerThread(): Promise<void> {
+  const app = await createWorkerContext(loadConfigOrExit());
+  parentPort!.on('message', (message: ToWorker) => {
+    if (message.type === 'metrics') {
+      void registry
+        .getMetricsAsJSON()
+        .then((metrics) => parentPort!.postMessage({ type: 'metrics', id: message.id, metrics } satisfies FromWorker));
+    } else if (message.type === 'shutdown') {
+      // INestApplicationContext's type leaves out close(signal), which the hooks need to drain as on SIGTERM.
+      void (app as INestApplicationContext & { close(signal?: string): Promise<void> })
+        .close(message.signal)
+        .finally(() => process.exit(0));
+    }
+  });
+  await app.init();
+}
+
+async function createWorkerContext(config: AppConfigService): Promise<INestApplicationContext> {
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot({ config }), { bufferLogs: true });
+  app.useLogger(app.get(PinoLogger));
+  return app;
 }
 
 if (require.main === module) {

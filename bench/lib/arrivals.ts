@@ -8,11 +8,11 @@ export function arrivalRate(arrivals: number[], from: number, count: number): nu
   return seconds > 0 ? Math.round((window.length - 1) / seconds) : 0;
 }
 
-export async function waitUntil(check: () => boolean, timeoutMs: number): Promise<void> {
+export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: number, intervalMs = 20): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
 

@@ -1,3 +1,4 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { BenchApp } from './app';
 import { sql } from './app';
 
@@ -33,3 +34,28 @@ export async function createKey(app: BenchApp, tenant: Tenant, body: Record<stri
   const created = await call(app, tenant.adminKey, 'POST', '/api-keys', { name: 'Bench key', ...body });
   return created.apiKey.key;
 }
+
+export const BENCH_DOMAIN = 'bench.mailroom.test';
+
+/** A verified sending domain written straight to the database (verification needs DNS). */
+export async function insertVerifiedDomain(databaseUrl: string, accountId: string, sealedPrivateKey = 'unused-by-the-api'): Promise<void> {
+  const publicKey = generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .publicKey.export({ type: 'spki', format: 'der' })
+    .toString('base64');
+  await sql(
+    databaseUrl,
+    `INSERT INTO domains (id, account_id, name, status, verification_token, dkim_selector, dkim_private_key, dkim_public_key, verified_at)
+     VALUES ($1, $2, $3, 'verified', $4, 'mr1', $5, $6, now())`,
+    [`dom_bench${randomBytes(8).toString('hex')}`, accountId, BENCH_DOMAIN, randomBytes(16).toString('hex'), sealedPrivateKey, publicKey],
+  );
+}
+
+/** The message the email scenarios send, as a POST /v1/send body: a typical transactional email. */
+export const benchMessage = (to = 'reader@example.org') =>
+  JSON.stringify({
+    from: `Bench <hello@${BENCH_DOMAIN}>`,
+    to,
+    subject: 'Your weekly report',
+    text: 'Hello,\n\nthis is the plain-text body of a typical transactional email.\n\nRegards',
+    html: '<p>Hello,</p><p>this is the <b>HTML</b> body of a typical transactional email.</p><p>Regards</p>',
+  });

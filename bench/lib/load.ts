@@ -79,6 +79,8 @@ export interface RateOptions {
   durationSec: number;
   /** Which statuses count as success (default 2xx); the others are reported as non2xx. */
   success?: (status: number) => boolean;
+  /** Called between the warm-up and the recorded run, e.g. to reset a measurement of the app's own. */
+  afterWarmup?: () => Promise<void>;
 }
 
 /**
@@ -147,6 +149,7 @@ export async function measureAtRate(options: RateOptions): Promise<Measurement> 
   // The steady state is measured: the first seconds after a closed-loop peak also carry the database's
   // catching up with it (autovacuum of the tables just filled), which is not latency at this rate.
   await fire(WARMUP_SEC);
+  await options.afterWarmup?.();
   latencies.length = 0;
   non2xx = 0;
   errors = 0;

@@ -21,6 +21,10 @@ export function printReport(results: ScenarioResult[]): void {
   );
   console.table(rows);
   for (const result of results) {
+    if (result.peakServiceRssMb !== undefined)
+      console.log(`peak RSS of the service processes in ${result.scenario}: ${result.peakServiceRssMb} MB`);
+  }
+  for (const result of results) {
     for (const target of result.targets ?? []) {
       console.log(`${target.met ? 'MET   ' : 'MISSED'} ${result.scenario}: ${target.name} (${target.detail})`);
     }

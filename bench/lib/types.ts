@@ -19,6 +19,8 @@ export interface ScenarioResult {
   measurements: Measurement[];
   /** Pass/fail targets the scenario checks itself, e.g. "limiter costs ≤ 15% of throughput". */
   targets?: { name: string; met: boolean; detail: string }[];
+  /** The largest sum of the resident memory of the apps running at once during the scenario (set by bench/run.ts). */
+  peakServiceRssMb?: number;
 }
 
 /**

@@ -1,145 +1,71 @@
-import { createHash, createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { createCipheriv } from 'node:crypto';
-import Redis from 'ioredis';
+import type { KeyObject } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import nodemailer from 'nodemailer';
-import { SMTPServer } from 'smtp-server';
-import { dropDatabase, scratchDatabaseUrl, sql, startApp } from '../lib/app';
-import { createKey, createTenant } from '../lib/fixtures';
+import { EnvSchema } from '../../src/config/env.schema';
 import { arrivalRate, waitUntil } from '../lib/arrivals';
+import { prepareSender, startSmtpSink } from '../lib/delivery';
+import type { Sender, SmtpSink } from '../lib/delivery';
+import { BENCH_DOMAIN, benchMessage } from '../lib/fixtures';
 import type { BenchOptions, Measurement, ScenarioResult } from '../lib/types';
-import { BENCH_DOMAIN, benchMessage } from './email-accept';
 
-const SHARE_TARGET = 0.6;
-const RATE_TARGET = 1000;
-const POOL_SIZE = 10;
-const CONCURRENCY = 50;
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DEFAULTS = new EnvSchema();
+/** What WORKER_PROCESSES unset means: one worker process per core, each with its own pool and its own concurrency. */
+const WORKER_PROCESSES = availableParallelism();
+const CONNECTIONS = DEFAULTS.SMTP_POOL_SIZE * WORKER_PROCESSES;
+const IN_FLIGHT = DEFAULTS.EMAIL_WORKER_CONCURRENCY * WORKER_PROCESSES;
+const PLAIN_SHARE_TARGET = 0.6;
+const ONE_CORE_SPEEDUP_TARGET = 1.6;
+const ONE_CORE = '0';
 
-interface Sink {
-  url: string;
-  received: number;
-  /** Arrival times (ms) of every message. */
-  arrivals: number[];
-  close(): Promise<void>;
-}
+type Layout = 'default' | 'one core';
 
-/** A local SMTP sink that takes everything and only counts (no parsing: the sink should not be the bottleneck). */
-async function startSink(): Promise<Sink> {
-  const sink: Sink = { url: '', received: 0, arrivals: [], close: () => Promise.resolve() };
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, _session, callback) {
-      stream.on('data', () => undefined);
-      stream.on('end', () => {
-        sink.received++;
-        sink.arrivals.push(performance.now());
-        callback(null, 'OK');
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  sink.url = `smtp://127.0.0.1:${(server.server.address() as { port: number }).port}`;
-  sink.close = () => new Promise((resolve) => server.close(() => resolve()));
-  return sink;
-}
-
-/** What SecretBox.seal does, with the key the worker will be started with. */
-function seal(plaintext: string, key: Buffer): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-  return ['v1', iv, cipher.getAuthTag(), ciphertext].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
+interface Drain {
+  rate: number;
+  /** Messages that reached the sink from this app. */
+  arrived: number;
+  peakRssMb: number;
+  peakProcesses: number;
+  peakThreads: number;
 }
 
 /**
- * (b) Delivery: emails per second from the `email` queue to a local SMTP sink (worker: load the message,
- * pace it, DKIM-sign it, send it over the pooled transport, record the result) against a plain nodemailer
- * pooled loop sending the same DKIM-signed message to the same sink with the same pool and concurrency.
- * The messages are accepted first with no worker running; the worker then drains the queue, and the rate
- * is measured from its first to its last arrival at the sink.
+ * (b) Delivery: emails per second from the `email` queue to a local SMTP sink (load the message, pace it,
+ * DKIM-sign it, send it over the pooled transport, record the result) in the default layout, against a plain
+ * nodemailer pooled loop sending the same message unsigned over as many connections as the default layout opens
+ * (SMTP_POOL_SIZE × the cores), and against the same pipeline restricted to one core. Each drain: an API-only
+ * app accepts BENCH_EMAILS messages and stops, then the delivering app starts and drains them; its rate is taken
+ * from the first to the last arrival at the sink. The two layouts alternate within each round (A B, then B A).
  */
-export async function run(_options: BenchOptions): Promise<ScenarioResult> {
+export async function run(options: BenchOptions): Promise<ScenarioResult> {
   const count = Number(process.env.BENCH_EMAILS ?? 5000);
-  const sink = await startSink();
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const privatePem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-  // Parsed once, as the worker does: parsing the PEM for every signature would cost 4× the signature.
-  const dkim = { domainName: BENCH_DOMAIN, keySelector: 'mr1', privateKey: createPrivateKey(privatePem) };
-
-  // Baselines: the plain loop, unsigned and DKIM-signed like Mailroom's mail.
-  const message = JSON.parse(benchMessage()) as { from: string; to: string; subject: string; text: string; html: string };
-  const plainLoop = async (signed: boolean): Promise<number> => {
-    const loop = nodemailer.createTransport({ pool: true, url: sink.url, maxConnections: POOL_SIZE, maxMessages: Infinity } as never);
-    const start = sink.received;
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next < count) {
-          next++;
-          await loop.sendMail({ ...message, ...(signed ? { dkim } : {}) });
-        }
-      }),
-    );
-    loop.close();
-    return arrivalRate(sink.arrivals, start, count);
-  };
-  const unsignedRate = await plainLoop(false);
-  const loopRate = await plainLoop(true);
-  console.log(`  plain nodemailer pooled loop: ${unsignedRate} emails/s unsigned, ${loopRate} emails/s DKIM-signed`);
-
-  // Mailroom: an API-only app accepts `count` messages, then a worker (pacer set high) drains the queue.
-  const databaseUrl = scratchDatabaseUrl();
-  const encryptionKey = randomBytes(32);
-  const redisPrefix = `mailroom-bench:email-${randomBytes(4).toString('hex')}:`;
-  const shared = { ENCRYPTION_KEY: encryptionKey.toString('hex'), REDIS_KEY_PREFIX: redisPrefix, RATE_LIMIT_ENABLED: 'false' };
-  const api = await startApp(databaseUrl, shared);
-  let worker: Awaited<ReturnType<typeof startApp>> | undefined;
+  const sink = await startSmtpSink();
+  let sender: Sender | undefined;
   try {
-    const tenant = await createTenant(api, { tier: 'enterprise' });
-    const key = await createKey(api, tenant, { keyType: 'usage', permissions: ['email.send'] });
-    const publicDer = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
-    await sql(
-      databaseUrl,
-      `INSERT INTO domains (id, account_id, name, status, verification_token, dkim_selector, dkim_private_key, dkim_public_key, verified_at)
-       VALUES ($1, $2, $3, 'verified', $4, 'mr1', $5, $6, now())`,
-      [
-        `dom_${createHash('sha1').update(redisPrefix).digest('hex').slice(0, 20)}`,
-        tenant.accountId,
-        BENCH_DOMAIN,
-        'x',
-        seal(privatePem, encryptionKey),
-        publicDer,
-      ],
-    );
-    const headers = { 'X-Api-Key': key, 'Content-Type': 'application/json' };
-    let accepted = 0;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (accepted < count) {
-          accepted++;
-          const res = await fetch(`${api.url}/v1/send`, { method: 'POST', headers, body: benchMessage() });
-          if (res.status !== 200) throw new Error(`POST /v1/send answered ${res.status}: ${await res.text()}`);
-        }
-      }),
-    );
+    sender = await prepareSender();
+    const unsigned: number[] = [];
+    const signed: number[] = [];
+    const drains: Record<Layout, Drain[]> = { default: [], 'one core': [] };
+    for (let round = 0; round < options.rounds; round++) {
+      unsigned.push(await plainLoop(sink, count));
+      signed.push(await plainLoop(sink, count, sender.dkimKey));
+      const layouts: Layout[] = round % 2 === 0 ? ['default', 'one core'] : ['one core', 'default'];
+      for (const layout of layouts) drains[layout].push(await drain(sender, sink, count, layout));
+      const [byDefault, byOneCore] = [drains.default[round], drains['one core'][round]];
+      console.log(
+        `  round ${round + 1}: plain loop ${unsigned[round]}/s unsigned, ${signed[round]}/s signed; Mailroom ${byDefault.rate}/s ` +
+          `(default layout, ${shape(byDefault)}), ${byOneCore.rate}/s (one core, ${shape(byOneCore)})`,
+      );
+    }
+    const statuses = await sender.statusCounts();
+    const accepted = count * options.rounds * 2;
 
-    const workerStart = sink.received;
-    worker = await startApp(databaseUrl, {
-      ...shared,
-      APP_ROLE: 'all',
-      MIGRATIONS_RUN: 'false',
-      SMTP_URL: sink.url,
-      SMTP_MAX_RATE: '1000000',
-      SMTP_POOL_SIZE: String(POOL_SIZE),
-      EMAIL_WORKER_CONCURRENCY: String(CONCURRENCY),
-    });
-    await waitUntil(() => sink.received - workerStart >= count, 600_000);
-    const queueRate = arrivalRate(sink.arrivals, workerStart, count);
-    console.log(`  Mailroom queue → SMTP: ${queueRate} emails/s`);
-
-    const measurement = (label: string, rate: number, baseline?: string): Measurement => ({
+    const mean = (rates: number[]) => Math.round(rates.reduce((sum, r) => sum + r, 0) / rates.length);
+    const byDefault = summary(drains.default);
+    const byOneCore = summary(drains['one core']);
+    const arrived = byDefault.arrived + byOneCore.arrived;
+    const loopRate = mean(unsigned);
+    const loopLabel = `plain nodemailer pooled loop, unsigned (${CONNECTIONS} connections, ${IN_FLIGHT} in flight)`;
+    const row = (label: string, rate: number, baseline?: string): Measurement => ({
       label,
       ...(baseline ? { baseline } : {}),
       requestsPerSec: rate,
@@ -148,32 +74,108 @@ export async function run(_options: BenchOptions): Promise<ScenarioResult> {
       non2xx: 0,
       errors: 0,
     });
-    const loopLabel = `plain nodemailer pooled loop, ${count} DKIM-signed emails`;
-    const share = loopRate > 0 ? queueRate / loopRate : 0;
+    const share = loopRate > 0 ? byDefault.rate / loopRate : 0;
+    const speedup = byOneCore.rate > 0 ? byDefault.rate / byOneCore.rate : 0;
     return {
       scenario: 'email-delivery',
-      description: 'Emails per second from the queue to a local SMTP sink against a plain nodemailer pooled loop (req/s = emails/s)',
+      description: `Emails per second from the queue to a local SMTP sink, ${count} a drain (req/s = emails/s)`,
       measurements: [
-        measurement(`plain nodemailer pooled loop, ${count} unsigned emails`, unsignedRate),
-        measurement(loopLabel, loopRate),
-        measurement(`queue → SMTP sink, ${count} emails, pacer 1,000,000/s`, queueRate, loopLabel),
+        row(loopLabel, loopRate),
+        row('plain nodemailer pooled loop, DKIM-signed (same connections)', mean(signed), loopLabel),
+        row(`Mailroom, default layout (${shape(byDefault)})`, byDefault.rate, loopLabel),
+        row(`Mailroom, one core (taskset -c ${ONE_CORE}, WORKER_PROCESSES=1; ${shape(byOneCore)})`, byOneCore.rate, loopLabel),
       ],
       targets: [
         {
-          name: `queue → SMTP ≥ ${SHARE_TARGET * 100}% of the plain loop`,
-          met: share >= SHARE_TARGET,
-          detail: `${(share * 100).toFixed(1)}% (${queueRate} vs ${loopRate} emails/s)`,
+          name: `Mailroom's default layout ≥ ${PLAIN_SHARE_TARGET * 100}% of the unsigned plain loop`,
+          met: share >= PLAIN_SHARE_TARGET,
+          detail: `${(share * 100).toFixed(1)}% (${byDefault.rate} vs ${loopRate} emails/s)`,
         },
-        { name: `queue → SMTP ≥ ${RATE_TARGET} emails/s`, met: queueRate >= RATE_TARGET, detail: `${queueRate} emails/s` },
+        {
+          name: `Mailroom's default layout ≥ ${ONE_CORE_SPEEDUP_TARGET}× the same pipeline on one core`,
+          met: speedup >= ONE_CORE_SPEEDUP_TARGET,
+          detail: `${speedup.toFixed(2)}× (${byDefault.rate} vs ${byOneCore.rate} emails/s)`,
+        },
+        {
+          name: 'every accepted message reached the sink once and is recorded sent',
+          met: arrived === accepted && statuses.sent === accepted,
+          detail: `${accepted} accepted, ${arrived} arrived, statuses ${JSON.stringify(statuses)}`,
+        },
       ],
     };
   } finally {
-    await Promise.all([api.stop(), worker?.stop()]);
-    const redis = new Redis(REDIS_URL);
-    const keys = await redis.keys(`${redisPrefix}*`);
-    if (keys.length) await redis.unlink(...keys);
-    redis.disconnect();
-    await dropDatabase(databaseUrl);
+    await sender?.close();
     await sink.close();
   }
+}
+
+/** The plain loop: `count` sends of the bench message over one pooled transport, IN_FLIGHT at a time; emails per second. */
+async function plainLoop(sink: SmtpSink, count: number, dkimKey?: KeyObject): Promise<number> {
+  const { to, from, subject, text, html } = JSON.parse(benchMessage()) as Record<string, string>;
+  const dkim = dkimKey && { domainName: BENCH_DOMAIN, keySelector: 'mr1', privateKey: dkimKey };
+  const transport = nodemailer.createTransport({ pool: true, url: sink.url, maxConnections: CONNECTIONS, maxMessages: Infinity } as never);
+  const start = sink.received;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < count) {
+        next++;
+        await transport.sendMail({ to, from, subject, text, html, ...(dkim ? { dkim } : {}) });
+      }
+    }),
+  );
+  transport.close();
+  return arrivalRate(sink.arrivals, start, count);
+}
+
+/**
+ * Accepts `count` messages, then drains them with a delivering app in `layout` and waits until each is recorded
+ * sent; `arrived` is counted once the app has stopped, so a message sent twice shows.
+ */
+async function drain(sender: Sender, sink: SmtpSink, count: number, layout: Layout): Promise<Drain> {
+  const acceptSec = await sender.accept(count);
+  const start = sink.received;
+  const app = await sender.startDeliverer(
+    { SMTP_URL: sink.url, SMTP_MAX_RATE: '1000000', ...(layout === 'one core' ? { WORKER_PROCESSES: '1' } : {}) },
+    layout === 'one core' ? { cpuList: ONE_CORE } : {},
+  );
+  let rate: number;
+  try {
+    await waitUntil(() => sink.received - start >= count, 600_000);
+    rate = arrivalRate(sink.arrivals, start, count);
+    // The results are written after the sends: the next drain should not start under this one's tail.
+    await waitUntil(
+      async () => {
+        const statuses = await sender.statusCounts();
+        return !statuses.queued && !statuses.deferred;
+      },
+      60_000,
+      200,
+    ).catch(() => console.warn(`  ${layout}: messages still awaiting delivery 60 s after the last arrival`));
+  } finally {
+    await app.stop();
+  }
+  console.log(`  ${layout}: accepted ${count} in ${acceptSec.toFixed(1)} s, drained at ${rate} emails/s`);
+  return {
+    rate,
+    arrived: sink.received - start,
+    peakRssMb: app.peakRssMb(),
+    peakProcesses: app.peakProcesses(),
+    peakThreads: app.peakThreads(),
+  };
+}
+
+function summary(drains: Drain[]): Drain {
+  return {
+    rate: Math.round(drains.reduce((sum, d) => sum + d.rate, 0) / drains.length),
+    arrived: drains.reduce((sum, d) => sum + d.arrived, 0),
+    peakRssMb: Math.max(...drains.map((d) => d.peakRssMb)),
+    peakProcesses: Math.max(...drains.map((d) => d.peakProcesses)),
+    peakThreads: Math.max(...drains.map((d) => d.peakThreads)),
+  };
+}
+
+/** What the delivering app was made of at its largest, and its memory. */
+function shape(drain: Drain): string {
+  return `${drain.peakProcesses} process(es), ${drain.peakThreads} threads, RSS peak ${drain.peakRssMb} MB`;
 }

@@ -66,6 +66,11 @@ export class AppConfigService {
     return isClusterUrl(this.env.REDIS_URL) ? hashTaggedPrefix(this.env.REDIS_KEY_PREFIX) : this.env.REDIS_KEY_PREFIX;
   }
 
+  /** The same configuration with another APP_ROLE. */
+  withRole(role: EnvSchema['APP_ROLE']): AppConfigService {
+    return new AppConfigService({ ...this.env, APP_ROLE: role });
+  }
+
   get runsApi(): boolean {
     return this.env.APP_ROLE !== 'worker';
   }

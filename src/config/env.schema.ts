@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { plainToInstance, Transform } from 'class-transformer';
 import {
   IsBoolean,
@@ -69,6 +70,16 @@ export class EnvSchema {
 
   @IsIn(['api', 'worker', 'all'])
   APP_ROLE: 'api' | 'worker' | 'all' = 'all';
+
+  /**
+   * With APP_ROLE=all, how many worker processes the main process forks to run the queues (it serves HTTP
+   * itself); 0 runs everything in the one process.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(64)
+  WORKER_PROCESSES = availableParallelism();
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';

@@ -7,6 +7,7 @@ import { SuppressionService } from '../suppression/suppression.service';
 import { trackedContent } from '../tracking/tracked-content';
 import { TrackingTokens } from '../tracking/tracking-tokens';
 import { DeliveredOutcome, DeliveredOutcomes } from './delivered-outcomes';
+import { signMessage } from './dkim-signer';
 import { DeliverableMessage, EmailRepository, NewEvent } from './email.repository';
 import { composeMime } from './message-content';
 import { AWAITING_DELIVERY, MessageStatus } from './message.entity';
@@ -98,13 +99,14 @@ export class DeliveryService {
     const outcome: AttemptOutcome = { pending: message.pendingRecipients, suppressed, accepted: [], rejected: [], response: '' };
     if (recipients.length === 0) return this.record(message, info, outcome);
 
-    const raw = await this.source(message);
+    const source = await this.source(message);
+    const raw = dkim ? await signMessage(source, dkim) : source;
     await this.pacer.acquire(recipients.length);
     if (message.status === 'scheduled' && !(await this.repository.claimScheduled(message.id))) return; // cancelled meanwhile
 
     try {
       const from = message.envelopeFrom ?? this.returnPaths.address(message.id);
-      const result = await this.transport.send({ messageId, from, recipients, raw, dkim });
+      const result = await this.transport.send({ messageId, from, recipients, raw });
       Object.assign(outcome, result);
       this.providerHealth.working();
     } catch (err) {

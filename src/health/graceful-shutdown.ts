@@ -1,16 +1,18 @@
-import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, Optional } from '@nestjs/common';
 import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import type { Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppConfigService } from '../config/app-config.service';
 import { allQueues } from '../queue/all-queues';
+import { WorkerSupervisor } from '../worker-threads/worker-supervisor';
 import { ShutdownState } from './shutdown-state';
 
 /**
  * SIGTERM (D-34): readiness turns 503 and stays served for SHUTDOWN_DELAY_MS, then the HTTP server stops taking
  * connections (requests under way finish) while the queue workers take no new job and the running ones get
- * SHUTDOWN_TIMEOUT_MS to finish. Nest then closes the stores. A job still running at the deadline keeps its
- * job: its lock lapses and another worker runs it. The inbound SMTP server closes itself in the same phase.
+ * SHUTDOWN_TIMEOUT_MS to finish; worker threads (APP_ROLE=all) drain theirs the same way. Nest then closes the
+ * stores. A job still running at the deadline keeps its job: its lock lapses and another worker runs it. The
+ * inbound SMTP server closes itself in the same phase.
  */
 @Injectable()
 export class GracefulShutdown implements BeforeApplicationShutdown {
@@ -21,6 +23,7 @@ export class GracefulShutdown implements BeforeApplicationShutdown {
     private readonly config: AppConfigService,
     private readonly adapterHost: HttpAdapterHost,
     private readonly moduleRef: ModuleRef,
+    @Optional() private readonly workerThreads?: WorkerSupervisor,
   ) {}
 
   async beforeApplicationShutdown(signal?: string): Promise<void> {
@@ -29,7 +32,7 @@ export class GracefulShutdown implements BeforeApplicationShutdown {
     this.logger.log(`${signal}: shutting down`);
     const { SHUTDOWN_DELAY_MS } = this.config.env;
     if (SHUTDOWN_DELAY_MS > 0) await sleep(SHUTDOWN_DELAY_MS);
-    await Promise.all([this.stopHttp(), this.drainQueues()]);
+    await Promise.all([this.stopHttp(), this.drainQueues(), this.workerThreads?.stop(signal)]);
   }
 
   private stopHttp(): Promise<void> {

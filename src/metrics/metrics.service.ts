@@ -1,6 +1,8 @@
-import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Injectable, OnModuleDestroy, OnModuleInit, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { Job, Queue } from 'bull';
+import { AggregatorRegistry } from 'prom-client';
+import { WorkerSupervisor } from '../worker-threads/worker-supervisor';
 import { allQueues } from '../queue/all-queues';
 import { jobDuration, queueJobs, registry } from './metrics';
 
@@ -12,7 +14,10 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
   private queues: Queue[] = [];
   private readonly listeners: [Queue, string, (...args: any[]) => void][] = [];
 
-  constructor(private readonly moduleRef: ModuleRef) {}
+  constructor(
+    private readonly moduleRef: ModuleRef,
+    @Optional() private readonly workerThreads?: WorkerSupervisor,
+  ) {}
 
   onModuleInit(): void {
     this.queues = allQueues(this.moduleRef);
@@ -28,9 +33,12 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
 
   readonly contentType = registry.contentType;
 
+  /** This process's metrics; under APP_ROLE=all, its worker threads' added up with the main thread's. */
   async render(): Promise<string> {
     await this.collectQueueDepths();
-    return registry.metrics();
+    if (!this.workerThreads) return registry.metrics();
+    const [own, threads] = await Promise.all([registry.getMetricsAsJSON(), this.workerThreads.collectMetrics()]);
+    return AggregatorRegistry.aggregate([own, ...threads]).metrics();
   }
 
   /** Sets mailroom_queue_jobs from Redis; a queue Redis cannot answer for keeps its last values. */

@@ -1,11 +1,13 @@
+import { isMainThread } from 'node:worker_threads';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
  * Every metric Mailroom exports, in one registry per process (Prometheus scrapes each process; counters add
- * up across them). Labels take bounded values only: route patterns, queue names, statuses, outcomes, scopes.
+ * up across them) and per worker thread (the main thread's /metrics adds them up). Labels take bounded values only: route patterns, queue names, statuses, outcomes, scopes.
  */
 export const registry = new Registry();
-collectDefaultMetrics({ register: registry });
+// The process_* and nodejs_* figures are the process's: a worker thread's would count the same process again.
+if (isMainThread) collectDefaultMetrics({ register: registry });
 
 export const httpRequestDuration = new Histogram({
   name: 'mailroom_http_request_duration_seconds',

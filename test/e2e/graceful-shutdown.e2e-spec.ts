@@ -75,7 +75,7 @@ describe('graceful shutdown', () => {
     };
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
-    const first = startAppProcess('all', { ...shared, APP_ROLE: 'all', PORT: String(port), WORKER_PORT: '0' });
+    const first = startAppProcess('all', { ...shared, APP_ROLE: 'all', WORKER_PROCESSES: '2', PORT: String(port), WORKER_PORT: '0' });
     processes.push(first);
     await waitFor(
       'the service to be ready',

@@ -6,8 +6,8 @@ export interface DkimKey {
   domainName: string;
   keySelector: string;
   privateKey: KeyObject;
-  /** The header fields to sign, colon-separated; nodemailer's own list when absent. */
-  headerFieldNames?: string;
+  /** The header fields to sign, colon-separated (DKIM_SIGNED_HEADERS). */
+  headerFieldNames: string;
 }
 
 /**
@@ -19,13 +19,12 @@ export const DKIM_SIGNED_HEADERS =
   'Content-Description:Resent-Date:Resent-From:Resent-Sender:Resent-To:Resent-Cc:Resent-Message-ID:In-Reply-To:References:' +
   'List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:List-Subscribe:List-Post:List-Owner:List-Archive:OTP-Token';
 
-/** One attempt: the message's MIME source to the recipients that have no final answer yet. */
+/** One attempt: the message's MIME source, DKIM-signed, to the recipients that have no final answer yet. */
 export interface OutgoingEmail {
   messageId: string;
   from: string;
   recipients: string[];
   raw: Buffer;
-  dkim: DkimKey | null;
 }
 
 export interface TransportResult {

@@ -1,4 +1,3 @@
-import { generateKeyPairSync } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,8 +10,7 @@ describe('OutboxTransport', () => {
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
-  it('writes the DKIM-signed message with its envelope to <dir>/<messageId>.eml', async () => {
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
+  it('writes the message with its envelope to <dir>/<messageId>.eml', async () => {
     const transport = new OutboxTransport(join(dir, 'outbox'));
     const raw = Buffer.from('From: a@acme.test\r\nTo: b@example.org\r\nSubject: hi\r\nMessage-ID: <1@acme.test>\r\n\r\nbody\r\n');
     const result = await transport.send({
@@ -20,7 +18,6 @@ describe('OutboxTransport', () => {
       from: 'a@acme.test',
       recipients: ['b@example.org', 'c@example.org'],
       raw,
-      dkim: { domainName: 'acme.test', keySelector: 'mr1', privateKey },
     });
     await transport.close();
     expect(result.accepted).toEqual(['b@example.org', 'c@example.org']);
@@ -28,8 +25,6 @@ describe('OutboxTransport', () => {
     expect(file).toMatch(
       /^X-Outbox-Mail-From: <a@acme\.test>\r\nX-Outbox-Rcpt-To: <b@example\.org>\r\nX-Outbox-Rcpt-To: <c@example\.org>\r\n/,
     );
-    expect(file).toMatch(/DKIM-Signature: v=1; a=rsa-sha256;[^]*d=acme\.test;[^]*s=mr1;/);
-    expect(file).toContain('Subject: hi\r\n');
-    expect(file.endsWith('body\r\n')).toBe(true);
+    expect(file.endsWith(raw.toString())).toBe(true);
   });
 });

@@ -1,6 +1,5 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import nodemailer from 'nodemailer';
 import type { MailTransport, OutgoingEmail, TransportResult } from './mail-transport';
 
 /**
@@ -10,24 +9,16 @@ import type { MailTransport, OutgoingEmail, TransportResult } from './mail-trans
  */
 export class OutboxTransport implements MailTransport {
   readonly name = 'outbox';
-  private readonly signer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
-
   constructor(private readonly directory: string) {}
 
   async send(email: OutgoingEmail): Promise<TransportResult> {
-    const info = await this.signer.sendMail({
-      envelope: { from: email.from, to: email.recipients },
-      raw: email.raw,
-      ...(email.dkim ? { dkim: email.dkim } : {}),
-    });
     const envelope = `X-Outbox-Mail-From: <${email.from}>\r\n${email.recipients.map((r) => `X-Outbox-Rcpt-To: <${r}>\r\n`).join('')}`;
     await mkdir(this.directory, { recursive: true });
-    await writeFile(join(this.directory, `${email.messageId}.eml`), Buffer.concat([Buffer.from(envelope), info.message as Buffer]));
+    await writeFile(join(this.directory, `${email.messageId}.eml`), Buffer.concat([Buffer.from(envelope), email.raw]));
     return { accepted: [...email.recipients], rejected: [], response: `250 written to ${this.directory}` };
   }
 
   close(): Promise<void> {
-    this.signer.close();
     return Promise.resolve();
   }
 }

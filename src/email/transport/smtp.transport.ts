@@ -3,7 +3,7 @@ import type { SMTPPoolOptions, SMTPPoolSentMessageInfo } from 'nodemailer/lib/sm
 import { classifyTransactionError, type SmtpErrorLike } from '../smtp-outcome';
 import { type MailTransport, type OutgoingEmail, ProviderFailure, type TransportResult } from './mail-transport';
 
-/** The provider over SMTP (D-20): nodemailer's pooled transport, DKIM-signing each message as it goes out. */
+/** The provider over SMTP (D-20): nodemailer's pooled transport, sending each message's signed bytes as they are. */
 export class SmtpTransport implements MailTransport {
   readonly name = 'smtp';
   private readonly transporter: Mail<SMTPPoolSentMessageInfo, SMTPPoolOptions>;
@@ -24,11 +24,7 @@ export class SmtpTransport implements MailTransport {
   async send(email: OutgoingEmail): Promise<TransportResult> {
     let info: SMTPPoolSentMessageInfo;
     try {
-      info = await this.transporter.sendMail({
-        envelope: { from: email.from, to: email.recipients },
-        raw: email.raw,
-        ...(email.dkim ? { dkim: email.dkim } : {}),
-      });
+      info = await this.transporter.sendMail({ envelope: { from: email.from, to: email.recipients }, raw: email.raw });
     } catch (err) {
       const failure = classifyTransactionError(err as SmtpErrorLike);
       if (failure?.kind === 'recipients') return { accepted: [], rejected: failure.answers, response: '' };

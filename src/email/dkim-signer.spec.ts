@@ -1,0 +1,91 @@
+import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
+import fc from 'fast-check';
+import nodemailer from 'nodemailer';
+import { signMessage } from './dkim-signer';
+import { composeMime } from './message-content';
+import { DKIM_SIGNED_HEADERS, type DkimKey } from './transport/mail-transport';
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { dkimVerify } = require('mailauth/lib/dkim/verify') as {
+  dkimVerify: (raw: Buffer, options: { resolver: (name: string, type: string) => Promise<string[][]> }) => Promise<DkimResults>;
+};
+
+interface DkimResults {
+  results: { signingDomain: string; selector: string; status: { result: string } }[];
+}
+
+const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const key: DkimKey = {
+  domainName: 'acme.test',
+  keySelector: 'mr1',
+  privateKey: createPrivateKey(privateKey.export({ type: 'pkcs8', format: 'pem' })),
+  headerFieldNames: DKIM_SIGNED_HEADERS,
+};
+const dnsRecord = `v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`;
+const resolver = (name: string, type: string) =>
+  name === 'mr1._domainkey.acme.test' && type === 'TXT' ? Promise.resolve([[dnsRecord]]) : Promise.reject(new Error(`no ${type} ${name}`));
+
+/** The bytes nodemailer's transport sends for a raw message: with its `dkim` option (the worker's signer before) or not. */
+const transport = nodemailer.createTransport({ streamTransport: true, buffer: true });
+async function sentByNodemailer(raw: Buffer, dkim?: DkimKey): Promise<string> {
+  const info = await transport.sendMail({ envelope: { from: 'a@acme.test', to: ['b@example.org'] }, raw, ...(dkim ? { dkim } : {}) });
+  return (info.message as Buffer).toString('latin1');
+}
+/** What goes out: signed by signMessage, sent raw by the same transport. */
+const sentSignedByUs = async (raw: Buffer) => sentByNodemailer(await signMessage(raw, key));
+
+const composed = (content: Partial<Parameters<typeof composeMime>[2]> = {}) =>
+  composeMime('msg_01j0000000000000000000000', '<01j@acme.test>', {
+    from: { name: 'Acme', address: 'hello@acme.test' },
+    to: [{ name: 'Ada Lovelace', address: 'ada@example.org' }],
+    cc: [],
+    replyTo: [],
+    subject: 'Your weekly report',
+    text: 'Hello,\n\nthe report.',
+    html: '<p>Hello</p>',
+    headers: {},
+    attachments: [],
+    date: '2026-11-24T10:00:00.000Z',
+    ...content,
+  });
+
+describe('signMessage', () => {
+  it('sends the bytes nodemailer’s own DKIM signing sent, and mailauth verifies them', async () => {
+    const messages = [
+      await composed(),
+      await composed({
+        subject: 'Ünïcødé and a subject long enough to be folded over more than one line by the composer, surely',
+        headers: { 'List-Unsubscribe': '<https://acme.test/u/1>', 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+        attachments: [{ filename: 'report.pdf', content: Buffer.alloc(5000, 7).toString('base64'), contentType: 'application/pdf' }],
+      }),
+      await composed({ text: '', html: undefined }),
+    ];
+    for (const raw of messages) {
+      expect(await sentSignedByUs(raw)).toBe(await sentByNodemailer(raw, key));
+      const verified = await dkimVerify(await signMessage(raw, key), { resolver });
+      expect(verified.results).toEqual([
+        expect.objectContaining({ signingDomain: 'acme.test', selector: 'mr1', status: expect.objectContaining({ result: 'pass' }) }),
+      ]);
+    }
+  });
+
+  it('agrees with nodemailer on any header folding, whitespace, bare LF, lone CR and trailing empty lines', async () => {
+    const space = fc.constantFrom(' ', '\t', '  \t ');
+    const word = fc.stringMatching(/^[!-9;-~]{1,12}$/);
+    const text = fc.array(fc.oneof(word, space, fc.constant('\r')), { maxLength: 8 }).map((parts) => parts.join(''));
+    const name = fc.constantFrom('From', 'To', 'Subject', 'Date', 'Message-ID', 'X-Custom', 'subject', 'Cc', 'References');
+    const field = fc
+      .tuple(name, fc.constantFrom(':', ' :', ':  '), text, fc.array(fc.tuple(space, text), { maxLength: 2 }))
+      .map(([n, colon, value, folds]) => `${n}${colon}${value}${folds.map(([s, t]) => `\r\n${s}${t}`).join('')}`);
+    const lineBreak = fc.constantFrom('\r\n', '\n');
+    const message = fc
+      .tuple(fc.array(field, { minLength: 1, maxLength: 6 }), lineBreak, fc.array(fc.tuple(text, lineBreak), { maxLength: 6 }), text)
+      .map(([fields, separator, lines, last]) => `${fields.join('\r\n')}\r\n${separator}${lines.map(([l, br]) => l + br).join('')}${last}`);
+    await fc.assert(
+      fc.asyncProperty(message, async (source) => {
+        const raw = Buffer.from(source, 'latin1');
+        expect(await sentSignedByUs(raw)).toBe(await sentByNodemailer(raw, key));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
