@@ -60,7 +60,7 @@ function memoryResult(peakMb: number, results: ScenarioResult[]): ScenarioResult
   const largest = results.reduce((a, b) => ((b.peakServiceRssMb ?? 0) > (a.peakServiceRssMb ?? 0) ? b : a));
   return {
     scenario: 'memory',
-    description: "Peak of the summed resident memory of the apps running at once (each app's process and its descendants)",
+    description: 'Peak resident memory of one app: its process, its threads and its descendants',
     measurements: [],
     targets: [
       {

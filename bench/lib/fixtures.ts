@@ -35,6 +35,33 @@ export async function createKey(app: BenchApp, tenant: Tenant, body: Record<stri
   return created.apiKey.key;
 }
 
+/**
+ * A tenant and a usage key whose rate limits sit far above any bench load, for measurements with the limiter on
+ * (it does all its work and never answers 429). `keyBody` adds to the key (permissions, say).
+ */
+export async function createUnlimitedTenant(
+  app: BenchApp,
+  keyBody: Record<string, unknown> = {},
+): Promise<{ tenant: Tenant; key: string }> {
+  const tenant = await createTenant(app, {
+    tier: 'enterprise',
+    settings: { limits: { requests_per_hour: 1_000_000_000, requests_per_minute: 100_000_000, burst: 10_000_000 } },
+  });
+  // A key never creates a key wider than itself: the operator lifts the tenant admin key's own limits first.
+  await sql(
+    app.databaseUrl,
+    `UPDATE api_keys SET rate_limit = 100000000, restrictions = '{"burst_limit": 10000000}' WHERE account_id = $1`,
+    [tenant.accountId],
+  );
+  const key = await createKey(app, tenant, {
+    keyType: 'usage',
+    rateLimit: 100_000_000,
+    restrictions: { burst_limit: 10_000_000 },
+    ...keyBody,
+  });
+  return { tenant, key };
+}
+
 export const BENCH_DOMAIN = 'bench.mailroom.test';
 
 /** A verified sending domain written straight to the database (verification needs DNS). */

@@ -66,7 +66,10 @@ export class ProcessTree {
   }
 }
 
-/** The peak of the summed memory of every tracked tree while the window is open. */
+/**
+ * The largest memory of one tracked tree (one app: a service installation) while the window is open. Apps that run
+ * side by side in a comparison (limiter off and on, say) are alternatives, not parts of one service.
+ */
 export interface PeakWindow {
   peakRssMb(): number;
   close(): void;
@@ -95,7 +98,7 @@ export function untrackProcessTree(tree: ProcessTree): void {
   }
 }
 
-/** Opens a window that keeps the peak of the sum over all tracked trees from now until it is closed. */
+/** Opens a window that keeps the peak of any one tracked tree from now until it is closed. */
 export function openPeakWindow(): PeakWindow {
   const window = { peakKb: 0 };
   windows.add(window);
@@ -107,9 +110,9 @@ export function openPeakWindow(): PeakWindow {
 
 function sampleAll(discover: boolean): void {
   const children = discover ? processChildren() : null;
-  let totalKb = 0;
-  for (const tree of trees) totalKb += tree.sample(children);
-  for (const window of windows) window.peakKb = Math.max(window.peakKb, totalKb);
+  let largestKb = 0;
+  for (const tree of trees) largestKb = Math.max(largestKb, tree.sample(children));
+  for (const window of windows) window.peakKb = Math.max(window.peakKb, largestKb);
 }
 
 /** Whether a process still exists (a zombie not yet reaped counts). */

@@ -19,7 +19,7 @@ export interface ScenarioResult {
   measurements: Measurement[];
   /** Pass/fail targets the scenario checks itself, e.g. "limiter costs ≤ 15% of throughput". */
   targets?: { name: string; met: boolean; detail: string }[];
-  /** The largest sum of the resident memory of the apps running at once during the scenario (set by bench/run.ts). */
+  /** The largest resident memory of one app (its process, threads and descendants) during the scenario (set by bench/run.ts). */
   peakServiceRssMb?: number;
 }
 

@@ -1,6 +1,6 @@
-import { dropDatabase, scratchDatabaseUrl, sql, startApp } from '../lib/app';
+import { dropDatabase, scratchDatabaseUrl, startApp } from '../lib/app';
 import type { BenchApp } from '../lib/app';
-import { benchMessage, createKey, createTenant, insertVerifiedDomain } from '../lib/fixtures';
+import { benchMessage, createUnlimitedTenant, insertVerifiedDomain } from '../lib/fixtures';
 import { average, measure, measureAtRate, ratioToBaseline } from '../lib/load';
 import type { LoadOptions } from '../lib/load';
 import type { BenchOptions, Measurement, ScenarioResult } from '../lib/types';
@@ -26,20 +26,7 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
   const databaseUrl = scratchDatabaseUrl();
   const app = await startApp(databaseUrl, { RATE_LIMIT_ENABLED: 'true' });
   try {
-    const tenant = await createTenant(app, {
-      tier: 'enterprise',
-      settings: { limits: { requests_per_hour: 1_000_000_000, requests_per_minute: 100_000_000, burst: 10_000_000 } },
-    });
-    // A key never creates a key wider than itself: the operator lifts the tenant admin key's own limits first.
-    await sql(databaseUrl, `UPDATE api_keys SET rate_limit = 100000000, restrictions = '{"burst_limit": 10000000}' WHERE account_id = $1`, [
-      tenant.accountId,
-    ]);
-    const key = await createKey(app, tenant, {
-      keyType: 'usage',
-      permissions: ['email.send'],
-      rateLimit: 100_000_000,
-      restrictions: { burst_limit: 10_000_000 },
-    });
+    const { tenant, key } = await createUnlimitedTenant(app, { permissions: ['email.send'] });
     await insertVerifiedDomain(databaseUrl, tenant.accountId);
     const headers = { 'X-Api-Key': key, 'Content-Type': 'application/json' };
     await probe(app, headers);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { dropDatabase, scratchDatabaseUrl, sql, startApp } from '../lib/app';
+import { dropDatabase, scratchDatabaseUrl, startApp } from '../lib/app';
 import type { BenchApp } from '../lib/app';
-import { createKey, createTenant } from '../lib/fixtures';
+import { createUnlimitedTenant } from '../lib/fixtures';
 import { average, measure, measureAtRate, ratioToBaseline } from '../lib/load';
 import type { BenchOptions, Measurement, ScenarioResult } from '../lib/types';
 
@@ -52,15 +52,7 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
   // The limiter on, as in production: a browser post pays its form's per-IP counter (set far above the load).
   const app = await startApp(databaseUrl, { RATE_LIMIT_ENABLED: 'true' });
   try {
-    const tenant = await createTenant(app, {
-      tier: 'enterprise',
-      settings: { limits: { requests_per_hour: 1_000_000_000, requests_per_minute: 100_000_000, burst: 10_000_000 } },
-    });
-    // A key never creates a key wider than itself: the operator lifts the tenant admin key's own limits first.
-    await sql(databaseUrl, `UPDATE api_keys SET rate_limit = 100000000, restrictions = '{"burst_limit": 10000000}' WHERE account_id = $1`, [
-      tenant.accountId,
-    ]);
-    const key = await createKey(app, tenant, { keyType: 'usage', rateLimit: 100_000_000, restrictions: { burst_limit: 10_000_000 } });
+    const { tenant, key } = await createUnlimitedTenant(app);
     const noopHeaders = { Authorization: `Bearer ${key}` };
     const formUrl = `${app.url}/f/${await createForm(app, tenant.adminKey)}`;
     const nextBody = formBodies();

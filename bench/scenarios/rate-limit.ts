@@ -1,5 +1,5 @@
-import { dropDatabase, scratchDatabaseUrl, sql, startApp } from '../lib/app';
-import { createKey, createTenant } from '../lib/fixtures';
+import { dropDatabase, scratchDatabaseUrl, startApp } from '../lib/app';
+import { createUnlimitedTenant } from '../lib/fixtures';
 import { average, measure, ratioToBaseline } from '../lib/load';
 import type { BenchOptions, Measurement, ScenarioResult } from '../lib/types';
 
@@ -16,19 +16,7 @@ export async function run(options: BenchOptions): Promise<ScenarioResult> {
   const off = await startApp(databaseUrl, { RATE_LIMIT_ENABLED: 'false' });
   const on = await startApp(databaseUrl, { RATE_LIMIT_ENABLED: 'true', MIGRATIONS_RUN: 'false' });
   try {
-    const tenant = await createTenant(off, {
-      tier: 'enterprise',
-      settings: { limits: { requests_per_hour: 1_000_000_000, requests_per_minute: 100_000_000, burst: 10_000_000 } },
-    });
-    // A key never creates a key wider than itself: the operator lifts the tenant admin key's own limits first.
-    await sql(databaseUrl, `UPDATE api_keys SET rate_limit = 100000000, restrictions = '{"burst_limit": 10000000}' WHERE account_id = $1`, [
-      tenant.accountId,
-    ]);
-    const key = await createKey(off, tenant, {
-      keyType: 'usage',
-      rateLimit: 100_000_000,
-      restrictions: { burst_limit: 10_000_000 },
-    });
+    const { key } = await createUnlimitedTenant(off);
     const headers = { Authorization: `Bearer ${key}` };
     // Measure what the labels say: only the "on" app counts (and says so in its headers).
     const limited = await Promise.all(

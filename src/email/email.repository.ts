@@ -175,6 +175,35 @@ interface AttemptEventRow {
 }
 
 /**
+ * Writes the attempts of several distinct messages (transitionMany): $1 the rows, $2 the statuses they move from,
+ * $3 their events, $4 their ids. The rows are found by their keys (the ids also as an array), and the status test
+ * is written so that the planner cannot match it to the partial index of awaiting messages: with a backlog it
+ * joined jsonb_to_recordset (guessed at 100 rows) against that whole index, then ANDed the index with the keys'
+ * bitmap, reading every queued message's entry for each batch (over 800 entries per message sent from a backlog
+ * of 5,000). test/e2e/delivery-plan.e2e-spec.ts holds it to that.
+ */
+export const ATTEMPT_RESULTS_SQL = `WITH input AS (
+     SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(id varchar, status varchar, pending_recipients jsonb, attempts int,
+       set_last_error boolean, last_error text, sent_at timestamptz)
+   ), moved AS (
+     UPDATE messages m SET status = i.status, updated_at = now(),
+       pending_recipients = COALESCE(i.pending_recipients, m.pending_recipients),
+       attempts = COALESCE(i.attempts, m.attempts),
+       last_error = CASE WHEN i.set_last_error THEN i.last_error ELSE m.last_error END,
+       sent_at = COALESCE(m.sent_at, i.sent_at)
+     FROM input i
+     WHERE m.id = ANY($4::varchar[]) AND m.id = i.id AND (m.status = ANY($2::varchar[])) IS TRUE
+     RETURNING m.id
+   ), written AS (
+     INSERT INTO message_events (message_id, type, recipient, detail, occurred_at)
+     SELECT e.message_id, e.type, e.recipient, e.detail, e.occurred_at
+     FROM jsonb_to_recordset($3::jsonb) AS e(n int, message_id varchar, type varchar, recipient varchar, detail text, occurred_at timestamptz)
+     JOIN moved ON moved.id = e.message_id
+     ORDER BY e.n
+   )
+   SELECT id FROM moved`;
+
+/**
  * Queries and transactions for messages and their events. New messages are written by group commit: the
  * inserts of concurrent requests share one transaction (two multi-row INSERTs), and each caller's promise
  * resolves only after that transaction committed (D-16).
@@ -551,13 +580,7 @@ export class EmailRepository {
     return answers;
   }
 
-  /**
-   * transition() from AWAITING_DELIVERY for several distinct messages in one statement; the ids that moved. The
-   * rows are found by their keys (the ids also as an array), and the status test is written so that the planner
-   * cannot match it to the partial index of awaiting messages: with a backlog it joined jsonb_to_recordset
-   * (guessed at 100 rows) against that whole index, then ANDed the index with the keys' bitmap, reading every
-   * queued message's entry for each batch (over 800 entries per message sent from a backlog of 5,000).
-   */
+  /** transition() from AWAITING_DELIVERY for several distinct messages in one statement; the ids that moved. */
   private async transitionMany(results: AttemptResult[]): Promise<Set<string>> {
     const rows: AttemptRow[] = results.map(({ messageId, changes }) => ({
       id: messageId,
@@ -579,29 +602,12 @@ export class EmailRepository {
         occurred_at: e.occurredAt ?? new Date(),
       })),
     );
-    const moved: { id: string }[] = await this.dataSource.query(
-      `WITH input AS (
-         SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(id varchar, status varchar, pending_recipients jsonb, attempts int,
-           set_last_error boolean, last_error text, sent_at timestamptz)
-       ), moved AS (
-         UPDATE messages m SET status = i.status, updated_at = now(),
-           pending_recipients = COALESCE(i.pending_recipients, m.pending_recipients),
-           attempts = COALESCE(i.attempts, m.attempts),
-           last_error = CASE WHEN i.set_last_error THEN i.last_error ELSE m.last_error END,
-           sent_at = COALESCE(m.sent_at, i.sent_at)
-         FROM input i
-         WHERE m.id = ANY($4::varchar[]) AND m.id = i.id AND (m.status = ANY($2::varchar[])) IS TRUE
-         RETURNING m.id
-       ), written AS (
-         INSERT INTO message_events (message_id, type, recipient, detail, occurred_at)
-         SELECT e.message_id, e.type, e.recipient, e.detail, e.occurred_at
-         FROM jsonb_to_recordset($3::jsonb) AS e(n int, message_id varchar, type varchar, recipient varchar, detail text, occurred_at timestamptz)
-         JOIN moved ON moved.id = e.message_id
-         ORDER BY e.n
-       )
-       SELECT id FROM moved`,
-      [JSON.stringify(rows), [...AWAITING_DELIVERY], JSON.stringify(events), rows.map((row) => row.id)],
-    );
+    const moved: { id: string }[] = await this.dataSource.query(ATTEMPT_RESULTS_SQL, [
+      JSON.stringify(rows),
+      [...AWAITING_DELIVERY],
+      JSON.stringify(events),
+      rows.map((row) => row.id),
+    ]);
     const movedIds = new Set(moved.map((r) => r.id));
     for (const row of rows) if (movedIds.has(row.id)) emails.inc({ status: row.status });
     return movedIds;
