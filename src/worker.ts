@@ -1,8 +1,7 @@
 import 'reflect-metadata';
 import { parentPort } from 'node:worker_threads';
-import { Logger } from '@nestjs/common';
+import { type INestApplicationContext, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import type { INestApplicationContext } from '@nestjs/common';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { AppConfigService, loadConfigOrExit } from './config/app-config.service';

@@ -72,8 +72,8 @@ export class EnvSchema {
   APP_ROLE: 'api' | 'worker' | 'all' = 'all';
 
   /**
-   * With APP_ROLE=all, how many worker processes the main process forks to run the queues (it serves HTTP
-   * itself); 0 runs everything in the one process.
+   * With APP_ROLE=all, how many worker threads run the queues beside the thread that serves HTTP (the name is
+   * the issue's); 0 runs everything on the one thread. Default: the number of cores.
    */
   @Transform(toInt)
   @IsInt()

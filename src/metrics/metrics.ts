@@ -3,7 +3,8 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 
 /**
  * Every metric Mailroom exports, in one registry per process (Prometheus scrapes each process; counters add
- * up across them) and per worker thread (the main thread's /metrics adds them up). Labels take bounded values only: route patterns, queue names, statuses, outcomes, scopes.
+ * up across them) and per worker thread (the main thread's /metrics adds them up). Labels take bounded values
+ * only: route patterns, queue names, statuses, outcomes, scopes.
  */
 export const registry = new Registry();
 // The process_* and nodejs_* figures are the process's: a worker thread's would count the same process again.

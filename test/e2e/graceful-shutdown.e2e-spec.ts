@@ -156,7 +156,17 @@ describe('graceful shutdown', () => {
     // What was still queued is delivered by the next worker, and nothing twice.
     const deliveredBeforeExit = provider.subjects.length;
     const port = await freePort();
-    processes.push(startAppProcess('worker', { ...shared, APP_ROLE: 'worker', WORKER_PORT: String(port) }));
+    // How many were accepted depends on the machine's speed (hundreds, with HTTP on a thread of its own); the
+    // next worker takes them 20 at a time so that the slow provider's 300 ms each stay well inside the wait.
+    processes.push(
+      startAppProcess('worker', {
+        ...shared,
+        APP_ROLE: 'worker',
+        WORKER_PORT: String(port),
+        EMAIL_WORKER_CONCURRENCY: '20',
+        SMTP_POOL_SIZE: '20',
+      }),
+    );
     await waitFor(
       'every accepted send at the provider',
       () => accepted.filter((subject) => !provider.subjects.includes(subject)),
