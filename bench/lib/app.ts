@@ -17,7 +17,7 @@ export interface BenchApp {
   /** The operator's admin key (BOOTSTRAP_ADMIN_KEY). */
   operatorKey: string;
   databaseUrl: string;
-  /** The app's process id (its forked worker processes are its children). */
+  /** The app's process id (its worker threads are in it; anything it forks is its child). */
   pid: number;
   /** Its Redis key prefix (Bull's queues are under `<prefix>bull`). */
   redisPrefix: string;
@@ -25,7 +25,7 @@ export interface BenchApp {
   rssMb(): number;
   /** The largest sum of that memory since the app was started. */
   peakRssMb(): number;
-  /** The most processes the app had at once (1 + its worker processes). */
+  /** The most processes the app had at once (1, unless it forks). */
   peakProcesses(): number;
   /** The most threads its processes had at once (worker threads, libuv's pool and V8's included). */
   peakThreads(): number;

@@ -29,7 +29,7 @@ export class ProcessTree {
     return Math.round(this.peakKb / 1024);
   }
 
-  /** The most processes the tree had at once (1 + the worker processes of a clustered app). */
+  /** The most processes the tree had at once (1, unless the app forks). */
   peakProcesses(): number {
     return this.mostProcesses;
   }

@@ -9,7 +9,7 @@ import { BENCH_DOMAIN, benchMessage } from '../lib/fixtures';
 import type { BenchOptions, Measurement, ScenarioResult } from '../lib/types';
 
 const DEFAULTS = new EnvSchema();
-/** What WORKER_PROCESSES unset means: one worker process per core, each with its own pool and its own concurrency. */
+/** What WORKER_PROCESSES unset means: one worker thread per core, each with its own pool and its own concurrency. */
 const WORKER_PROCESSES = availableParallelism();
 const CONNECTIONS = DEFAULTS.SMTP_POOL_SIZE * WORKER_PROCESSES;
 const IN_FLIGHT = DEFAULTS.EMAIL_WORKER_CONCURRENCY * WORKER_PROCESSES;
