@@ -1,4 +1,5 @@
 import { DayCounts, dailySeries, emailSummary, NO_EMAIL, sumDays } from './analytics-summary';
+import { ZERO_DAY, ZERO_EMAIL } from '../../test/support/analytics-zeros';
 
 describe('emailSummary', () => {
   it('maps the counts and computes the rates over emails_sent', () => {
@@ -34,22 +35,7 @@ describe('emailSummary', () => {
   });
 
   it('is all zeros, rates included, with nothing sent (even if opens were recorded)', () => {
-    expect(emailSummary(NO_EMAIL)).toEqual({
-      emails_sent: 0,
-      delivered: 0,
-      bounced: 0,
-      complaints: 0,
-      opens: 0,
-      clicks: 0,
-      unsubscribes: 0,
-      delivery_rate: 0,
-      open_rate: 0,
-      click_rate: 0,
-      unique_opens: 0,
-      machine_opens: 0,
-      unique_clicks: 0,
-      machine_clicks: 0,
-    });
+    expect(emailSummary(NO_EMAIL)).toEqual(ZERO_EMAIL);
     const rates = emailSummary({ ...NO_EMAIL, delivered: 2, openedUnique: 1, clickedUnique: 1 });
     expect([rates.delivery_rate, rates.open_rate, rates.click_rate]).toEqual([0, 0, 0]);
   });
@@ -57,18 +43,6 @@ describe('emailSummary', () => {
 
 describe('dailySeries', () => {
   const window = { name: 'custom' as const, from: new Date('2026-11-20T00:00:00Z'), to: new Date('2026-11-23T05:00:00Z') };
-  const zero = {
-    emails_sent: 0,
-    delivered: 0,
-    bounced: 0,
-    complaints: 0,
-    opens: 0,
-    clicks: 0,
-    unsubscribes: 0,
-    submissions: 0,
-    spam_blocked: 0,
-    forwarded: 0,
-  };
 
   it('has every date of the window, zeros where nothing happened', () => {
     const series = dailySeries(window, [
@@ -88,7 +62,7 @@ describe('dailySeries', () => {
       },
     ]);
     expect(series).toEqual([
-      { date: '2026-11-20', ...zero },
+      { date: '2026-11-20', ...ZERO_DAY },
       {
         date: '2026-11-21',
         emails_sent: 4,
@@ -102,8 +76,8 @@ describe('dailySeries', () => {
         spam_blocked: 2,
         forwarded: 3,
       },
-      { date: '2026-11-22', ...zero },
-      { date: '2026-11-23', ...zero },
+      { date: '2026-11-22', ...ZERO_DAY },
+      { date: '2026-11-23', ...ZERO_DAY },
     ]);
   });
 

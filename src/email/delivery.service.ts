@@ -7,7 +7,7 @@ import { SuppressionService } from '../suppression/suppression.service';
 import { trackedContent } from '../tracking/tracked-content';
 import { TrackingTokens } from '../tracking/tracking-tokens';
 import { DeliveredOutcome, DeliveredOutcomes } from './delivered-outcomes';
-import { signMessage } from './dkim-signer';
+import { DKIM_SIGNED_HEADERS, DkimKey, signMessage } from './dkim-signer';
 import { DeliverableMessage, EmailRepository, NewEvent } from './email.repository';
 import { composeMime } from './message-content';
 import { AWAITING_DELIVERY, MessageStatus } from './message.entity';
@@ -16,7 +16,7 @@ import { ReturnPaths } from './return-path';
 import { SendPacer } from './send-pacer';
 import { classifySmtpError } from './smtp-outcome';
 import { SuppressionLookup } from './suppression-lookup';
-import { DKIM_SIGNED_HEADERS, DkimKey, MAIL_TRANSPORT, MailTransport, ProviderFailure } from './transport/mail-transport';
+import { MAIL_TRANSPORT, MailTransport, ProviderFailure } from './transport/mail-transport';
 
 /** Thrown to make Bull retry the job later (D-20 schedule). */
 export class DeferredDelivery extends Error {}

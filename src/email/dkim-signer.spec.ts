@@ -1,9 +1,8 @@
 import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import nodemailer from 'nodemailer';
-import { signMessage } from './dkim-signer';
 import { composeMime } from './message-content';
-import { DKIM_SIGNED_HEADERS, type DkimKey } from './transport/mail-transport';
+import { DKIM_SIGNED_HEADERS, type DkimKey, signMessage } from './dkim-signer';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { dkimVerify } = require('mailauth/lib/dkim/verify') as {
   dkimVerify: (raw: Buffer, options: { resolver: (name: string, type: string) => Promise<string[][]> }) => Promise<DkimResults>;

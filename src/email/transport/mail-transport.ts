@@ -1,23 +1,4 @@
-import type { KeyObject } from 'node:crypto';
 import type { RecipientAnswer } from '../smtp-outcome';
-
-/** A domain's DKIM key, parsed once: parsing the PEM costs more than the signature itself. */
-export interface DkimKey {
-  domainName: string;
-  keySelector: string;
-  privateKey: KeyObject;
-  /** The header fields to sign, colon-separated (DKIM_SIGNED_HEADERS). */
-  headerFieldNames: string;
-}
-
-/**
- * nodemailer's default list plus List-Unsubscribe-Post: RFC 8058 one-click counts only when the signature
- * covers both List-Unsubscribe headers (Gmail and Yahoo check it).
- */
-export const DKIM_SIGNED_HEADERS =
-  'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:Content-ID:' +
-  'Content-Description:Resent-Date:Resent-From:Resent-Sender:Resent-To:Resent-Cc:Resent-Message-ID:In-Reply-To:References:' +
-  'List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:List-Subscribe:List-Post:List-Owner:List-Archive:OTP-Token';
 
 /** One attempt: the message's MIME source, DKIM-signed, to the recipients that have no final answer yet. */
 export interface OutgoingEmail {
