@@ -1,5 +1,4 @@
 import type { KeyObject } from 'node:crypto';
-import { availableParallelism } from 'node:os';
 import nodemailer from 'nodemailer';
 import { EnvSchema } from '../../src/config/env.schema';
 import { arrivalRate, waitUntil } from '../lib/arrivals';
@@ -9,10 +8,9 @@ import { BENCH_DOMAIN, benchMessage } from '../lib/fixtures';
 import type { BenchOptions, Measurement, ScenarioResult } from '../lib/types';
 
 const DEFAULTS = new EnvSchema();
-/** What WORKER_PROCESSES unset means: one worker thread per core, each with its own pool and its own concurrency. */
-const WORKER_PROCESSES = availableParallelism();
-const CONNECTIONS = DEFAULTS.SMTP_POOL_SIZE * WORKER_PROCESSES;
-const IN_FLIGHT = DEFAULTS.EMAIL_WORKER_CONCURRENCY * WORKER_PROCESSES;
+/** The default layout's connections and jobs in flight: each worker thread has its own pool and its own concurrency. */
+const CONNECTIONS = DEFAULTS.SMTP_POOL_SIZE * DEFAULTS.WORKER_PROCESSES;
+const IN_FLIGHT = DEFAULTS.EMAIL_WORKER_CONCURRENCY * DEFAULTS.WORKER_PROCESSES;
 const PLAIN_SHARE_TARGET = 0.6;
 const ONE_CORE_SPEEDUP_TARGET = 1.6;
 const ONE_CORE = '0';
@@ -32,7 +30,7 @@ interface Drain {
  * (b) Delivery: emails per second from the `email` queue to a local SMTP sink (load the message, pace it,
  * DKIM-sign it, send it over the pooled transport, record the result) in the default layout, against a plain
  * nodemailer pooled loop sending the same message unsigned over as many connections as the default layout opens
- * (SMTP_POOL_SIZE × the cores), and against the same pipeline restricted to one core. Each drain: an API-only
+ * (SMTP_POOL_SIZE × WORKER_PROCESSES), and against the same pipeline restricted to one core. Each drain: an API-only
  * app accepts BENCH_EMAILS messages and stops, then the delivering app starts and drains them; its rate is taken
  * from the first to the last arrival at the sink. The two layouts alternate within each round (A B, then B A).
  */

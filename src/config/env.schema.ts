@@ -73,13 +73,14 @@ export class EnvSchema {
 
   /**
    * With APP_ROLE=all, how many worker threads run the queues beside the thread that serves HTTP (the name is
-   * the issue's); 0 runs everything on the one thread. Default: the number of cores.
+   * the issue's); 0 runs everything on the one thread. Default: one fewer than the cores, at least one: the HTTP
+   * thread, V8's collector threads and libuv's signing pool need the rest (docs/decisions.md, "Performance").
    */
   @Transform(toInt)
   @IsInt()
   @Min(0)
   @Max(64)
-  WORKER_PROCESSES = availableParallelism();
+  WORKER_PROCESSES = Math.max(1, availableParallelism() - 1);
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
@@ -182,7 +183,7 @@ export class EnvSchema {
   @IsInt()
   @Min(1)
   @Max(1000)
-  SMTP_POOL_SIZE = 5;
+  SMTP_POOL_SIZE = 10;
 
   @Transform(toInt)
   @IsInt()

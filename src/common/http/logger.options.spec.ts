@@ -25,3 +25,22 @@ describe('request logging', () => {
     expect(pinoHttp.customLogLevel(request, response(200))).toBe('info');
   });
 });
+
+describe('request lines', () => {
+  const pinoHttp = loggerOptions(new AppConfigService(validateEnv({ NODE_ENV: 'test' }))).pinoHttp as {
+    serializers: { req: (req: Record<string, unknown>) => Record<string, unknown> };
+  };
+
+  it('say which request it was, and carry none of its headers (keys and tokens travel in them)', () => {
+    const serialised = {
+      id: 'req-1',
+      method: 'POST',
+      url: '/v1/send',
+      headers: { 'x-api-key': 'svc_sk_live_secret', authorization: 'Bearer svc_sk_live_secret', cookie: 'session=secret' },
+      remoteAddress: '127.0.0.1',
+    };
+    const logged = pinoHttp.serializers.req(serialised);
+    expect(logged).toEqual({ id: 'req-1', method: 'POST', url: '/v1/send' });
+    expect(JSON.stringify(logged)).not.toContain('secret');
+  });
+});

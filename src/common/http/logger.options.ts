@@ -4,6 +4,13 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Params } from 'nestjs-pino';
 import { AppConfigService } from '../../config/app-config.service';
 
+/** pino-http's serialised request, which its `req` serializer is given. */
+interface SerializedRequest {
+  id: unknown;
+  method: string;
+  url: string;
+}
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
@@ -24,7 +31,10 @@ export function loggerOptions(config: AppConfigService): Params {
       level: config.env.LOG_LEVEL,
       genReqId: (request: IncomingMessage & { id?: unknown }, response: ServerResponse) =>
         request.id ?? (response.getHeader('X-Request-Id') as string | undefined) ?? randomUUID(),
-      redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["service-api-key"]', 'req.headers["x-public-token"]'],
+      // What a request's lines say about it: no headers. They carry keys, tokens and cookies that a list of names
+      // to redact would have to foresee, and pino-http serialises the request for every request, at any level
+      // (redacting the headers was 1.5% of the HTTP thread's profile under load, for lines a warn level never wrote).
+      serializers: { req: (request: SerializedRequest) => ({ id: request.id, method: request.method, url: request.url }) },
       // A 503 answers an outage (PostgreSQL or Redis away) that is logged once, as an error, where it is
       // detected: each request it refuses is a warning without a stack.
       customLogLevel: (_request, response, error) => {

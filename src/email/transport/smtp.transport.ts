@@ -1,17 +1,17 @@
-import nodemailer, { type Mail } from 'nodemailer';
-import type { SMTPPoolOptions, SMTPPoolSentMessageInfo } from 'nodemailer/lib/smtp-pool';
+import { Readable } from 'node:stream';
+import type MailMessage from 'nodemailer/lib/mailer/mail-message';
+import SMTPPool, { type SMTPPoolOptions, type SMTPPoolSentMessageInfo } from 'nodemailer/lib/smtp-pool';
 import { classifyTransactionError, type SmtpErrorLike } from '../smtp-outcome';
 import { type MailTransport, type OutgoingEmail, ProviderFailure, type TransportResult } from './mail-transport';
 
-/** The provider over SMTP (D-20): nodemailer's pooled transport, sending each message's signed bytes as they are. */
+/** The provider over SMTP (D-20): nodemailer's connection pool, sending each message's signed bytes as they are. */
 export class SmtpTransport implements MailTransport {
   readonly name = 'smtp';
-  private readonly transporter: Mail<SMTPPoolSentMessageInfo, SMTPPoolOptions>;
+  private readonly pool: SMTPPool;
 
   constructor(url: string, poolSize: number) {
     const parsed = new URL(url);
-    this.transporter = nodemailer.createTransport({
-      pool: true,
+    this.pool = new SMTPPool({
       host: parsed.hostname,
       port: parsed.port ? Number(parsed.port) : parsed.protocol === 'smtps:' ? 465 : 587,
       secure: parsed.protocol === 'smtps:',
@@ -24,7 +24,11 @@ export class SmtpTransport implements MailTransport {
   async send(email: OutgoingEmail): Promise<TransportResult> {
     let info: SMTPPoolSentMessageInfo;
     try {
-      info = await this.transporter.sendMail({ envelope: { from: email.from, to: email.recipients }, raw: email.raw });
+      info = await new Promise((resolve, reject) =>
+        this.pool.send(finishedMessage(email), (err, sent) =>
+          err || !sent ? reject(err ?? new Error('the pool answered nothing')) : resolve(sent),
+        ),
+      );
     } catch (err) {
       const failure = classifyTransactionError(err as SmtpErrorLike);
       if (failure?.kind === 'recipients') return { accepted: [], rejected: failure.answers, response: '' };
@@ -52,7 +56,23 @@ export class SmtpTransport implements MailTransport {
   }
 
   close(): Promise<void> {
-    this.transporter.close();
+    this.pool.close();
     return Promise.resolve();
   }
+}
+
+/**
+ * The email as a nodemailer transport reads its `mail` (its envelope, an id for its log, and a stream of the
+ * bytes), for bytes that are final. `sendMail` would compose them again: a MailComposer, a MimeNode and its
+ * stream pipeline around bytes it does not change, 60% of the CPU of handing a message to the pool.
+ */
+function finishedMessage(email: OutgoingEmail): MailMessage<SMTPPoolSentMessageInfo> {
+  const envelope = { from: email.from, to: email.recipients };
+  const message = {
+    getEnvelope: () => envelope,
+    messageId: () => email.messageId,
+    getHeader: () => email.messageId,
+    createReadStream: () => Readable.from([email.raw], { objectMode: false }),
+  };
+  return { data: { envelope }, message } as unknown as MailMessage<SMTPPoolSentMessageInfo>;
 }
