@@ -15,7 +15,6 @@ import { ProviderHealth } from './provider-health';
 import { ReturnPaths } from './return-path';
 import { SendPacer } from './send-pacer';
 import { classifySmtpError } from './smtp-outcome';
-import { SuppressionLookup } from './suppression-lookup';
 import { MAIL_TRANSPORT, MailTransport, ProviderFailure } from './transport/mail-transport';
 
 /** Thrown to make Bull retry the job later (D-20 schedule). */
@@ -59,7 +58,6 @@ export class DeliveryService {
     private readonly repository: EmailRepository,
     private readonly domains: DomainsService,
     private readonly suppression: SuppressionService,
-    private readonly suppressionLookup: SuppressionLookup,
     private readonly pacer: SendPacer,
     private readonly outcomes: DeliveredOutcomes,
     private readonly providerHealth: ProviderHealth,
@@ -235,7 +233,7 @@ export class DeliveryService {
 
   /** The pending recipients put on the suppression list since the message was accepted. */
   private async suppressedNow(message: DeliverableMessage): Promise<string[]> {
-    const suppressed = await this.suppressionLookup.suppressedAmong(message.accountId, message.pendingRecipients);
+    const suppressed = await this.suppression.suppressedAmong(message.accountId, message.pendingRecipients);
     return message.pendingRecipients.filter((r) => suppressed.has(r.toLowerCase()));
   }
 

@@ -26,7 +26,6 @@ import { PersonalMessages } from './personal-messages';
 import { ProviderHealthModule } from './provider-health.module';
 import { ReturnPaths } from './return-path';
 import { SendPacer } from './send-pacer';
-import { SuppressionLookup } from './suppression-lookup';
 import { MAIL_TRANSPORT, MailTransport } from './transport/mail-transport';
 import { OutboxTransport } from './transport/outbox.transport';
 import { SmtpTransport } from './transport/smtp.transport';
@@ -75,7 +74,6 @@ export class EmailModule {
         EmailService,
         EmailRepository,
         EmailQueue,
-        SuppressionLookup,
         PersonalMessages,
         ListSendsService,
         ListSendQueue,

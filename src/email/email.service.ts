@@ -17,7 +17,7 @@ import { EmailQueue } from './email.queue';
 import { Acceptance, EmailRepository, meteringOf, MessageWithEvents, NewEvent } from './email.repository';
 import { checkAttachments, checkBodySize, checkCustomHeaders, MAX_RECIPIENTS, parseMailbox, parseRecipients } from './message-content';
 import { Message } from './message.entity';
-import { SuppressionLookup } from './suppression-lookup';
+import { SuppressionService } from '../suppression/suppression.service';
 
 const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600 * 1000;
 /** A scheduled message can be cancelled until this long before its time. */
@@ -77,7 +77,7 @@ export class EmailService {
     private readonly queue: EmailQueue,
     private readonly domains: DomainsService,
     private readonly templates: TemplatesService,
-    private readonly suppression: SuppressionLookup,
+    private readonly suppression: SuppressionService,
     private readonly idempotency: IdempotencyStore,
     private readonly tokens: TrackingTokens,
     private readonly quotas: QuotaService,

@@ -5,8 +5,8 @@ import { IdempotencyStore } from '../../common/idempotency/idempotency.store';
 import type { MessageWithEvents } from '../email.repository';
 import { EmailService, SendOptions } from '../email.service';
 import { PersonalMessages } from '../personal-messages';
-import { SuppressionLookup } from '../suppression-lookup';
 import { BatchResultDto, BatchSendDto, BatchSendResponseDto } from './batch-send.dto';
+import { SuppressionService } from '../../suppression/suppression.service';
 
 /** Rendered content one batch may add up to (subjects and bodies of all its messages), like the largest body a call may carry. */
 const MAX_BATCH_CONTENT_BYTES = 40 * 1024 * 1024;
@@ -17,7 +17,7 @@ export class BatchSendsService {
   constructor(
     private readonly personal: PersonalMessages,
     private readonly email: EmailService,
-    private readonly suppression: SuppressionLookup,
+    private readonly suppression: SuppressionService,
     private readonly idempotency: IdempotencyStore,
   ) {}
 

@@ -12,10 +12,10 @@ import { SendEmailDto } from '../dto/send-email.dto';
 import type { CompanionStatement, MessageWithEvents } from '../email.repository';
 import { EmailService, SendOptions } from '../email.service';
 import { PersonalMessages } from '../personal-messages';
-import { SuppressionLookup } from '../suppression-lookup';
 import { ListSendAcceptedDto } from './dto/list-send.dto';
 import { ListSend } from './list-send.entity';
 import { ListSendQueue } from './list-send.queue';
+import { SuppressionService } from '../../suppression/suppression.service';
 
 const ID_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -32,7 +32,7 @@ export class ListSendsService {
     private readonly lists: ListsService,
     private readonly personal: PersonalMessages,
     private readonly email: EmailService,
-    private readonly suppression: SuppressionLookup,
+    private readonly suppression: SuppressionService,
     private readonly idempotency: IdempotencyStore,
     private readonly queue: ListSendQueue,
     private readonly config: AppConfigService,
