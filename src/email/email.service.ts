@@ -9,6 +9,7 @@ import type { Domain } from '../domains/domain.entity';
 import { DomainsService } from '../domains/domains.service';
 import { TemplatesService } from '../templates/templates.service';
 import { QuotaService } from '../quotas/quota.service';
+import { SuppressionService } from '../suppression/suppression.service';
 import { TrackingTokens } from '../tracking/tracking-tokens';
 import { MessageStatusDto } from './dto/message-status.dto';
 import { SendEmailResponseDto } from './dto/send-email-response.dto';
@@ -17,7 +18,6 @@ import { EmailQueue } from './email.queue';
 import { Acceptance, EmailRepository, meteringOf, MessageWithEvents, NewEvent } from './email.repository';
 import { checkAttachments, checkBodySize, checkCustomHeaders, MAX_RECIPIENTS, parseMailbox, parseRecipients } from './message-content';
 import { Message } from './message.entity';
-import { SuppressionService } from '../suppression/suppression.service';
 
 const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600 * 1000;
 /** A scheduled message can be cancelled until this long before its time. */

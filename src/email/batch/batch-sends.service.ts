@@ -2,11 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { AppException } from '../../common/errors/app.exception';
 import { ErrorCode } from '../../common/errors/error-code';
 import { IdempotencyStore } from '../../common/idempotency/idempotency.store';
+import { SuppressionService } from '../../suppression/suppression.service';
 import type { MessageWithEvents } from '../email.repository';
 import { EmailService, SendOptions } from '../email.service';
 import { PersonalMessages } from '../personal-messages';
 import { BatchResultDto, BatchSendDto, BatchSendResponseDto } from './batch-send.dto';
-import { SuppressionService } from '../../suppression/suppression.service';
 
 /** Rendered content one batch may add up to (subjects and bodies of all its messages), like the largest body a call may carry. */
 const MAX_BATCH_CONTENT_BYTES = 40 * 1024 * 1024;

@@ -8,6 +8,7 @@ import { IdempotencyStore } from '../../common/idempotency/idempotency.store';
 import { newId } from '../../common/ids';
 import { AppConfigService } from '../../config/app-config.service';
 import { ListsService, Recipient } from '../../lists/lists.service';
+import { SuppressionService } from '../../suppression/suppression.service';
 import { SendEmailDto } from '../dto/send-email.dto';
 import type { CompanionStatement, MessageWithEvents } from '../email.repository';
 import { EmailService, SendOptions } from '../email.service';
@@ -15,7 +16,6 @@ import { PersonalMessages } from '../personal-messages';
 import { ListSendAcceptedDto } from './dto/list-send.dto';
 import { ListSend } from './list-send.entity';
 import { ListSendQueue } from './list-send.queue';
-import { SuppressionService } from '../../suppression/suppression.service';
 
 const ID_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
