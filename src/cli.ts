@@ -42,7 +42,7 @@ function program(setExit: (code: number) => void): Command {
       setExit(await action(...args));
 
   const cli = new Command('mailroom')
-    .description('Mailroom command line: keep an account’s configuration in a file and push it.')
+    .description('Mailroom command line: keep an account’s configuration in a file and push it; the operator’s database tasks.')
     .showHelpAfterError()
     .exitOverride();
 
@@ -84,6 +84,36 @@ function program(setExit: (code: number) => void): Command {
         const key = await bootstrapOperator();
         console.error('Operator admin key (shown once; store it safely):');
         console.log(key);
+        return EXIT.ok;
+      }),
+    );
+
+  cli
+    .command('migrate')
+    .description(
+      'Create the database if missing and apply pending migrations, as a process does at start (for MIGRATIONS_RUN=false). ' +
+        'Safe beside starting processes. Uses DATABASE_URL, not the API.',
+    )
+    .action(
+      run(async () => {
+        const { migrate } = await import('./cli/migrate');
+        const applied = await migrate();
+        console.log(applied.length ? `Applied ${applied.length} migration(s):\n${applied.join('\n')}` : 'No migrations to apply.');
+        return EXIT.ok;
+      }),
+    );
+
+  cli
+    .command('reseal-secrets')
+    .description(
+      'After changing ENCRYPTION_KEY (the old key in ENCRYPTION_KEY_PREVIOUS): seal every stored secret (DKIM keys, ' +
+        'webhook secrets) under ENCRYPTION_KEY, in one transaction. Safe to run again. Uses DATABASE_URL, not the API.',
+    )
+    .option('--dry-run', 'count what would be re-sealed without changing anything')
+    .action(
+      run(async (options: { dryRun?: boolean }) => {
+        const { resealSecrets } = await import('./cli/reseal-secrets');
+        console.log(await resealSecrets({ dryRun: options.dryRun === true }));
         return EXIT.ok;
       }),
     );

@@ -4,7 +4,9 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
-import { loadConfigOrExit } from './config/app-config.service';
+import { nestLogger } from './common/logging/root-logger';
+import { listenError } from './startup/startup-error';
+import { beginStartup, failStartup, started } from './startup/startup';
 import { startWorker } from './worker';
 
 /**
@@ -12,19 +14,23 @@ import { startWorker } from './worker';
  * both: HTTP on the main thread and the queues in WORKER_PROCESSES worker threads, or all on one thread when it is 0.
  */
 async function bootstrap(): Promise<void> {
-  const config = loadConfigOrExit();
+  const config = await beginStartup();
   if (!config.runsApi) return startWorker(config);
 
   // APP_ROLE=all on several cores: the main thread serves HTTP only; WORKER_PROCESSES worker threads deliver.
   const superviseWorkers = config.env.APP_ROLE === 'all' && config.env.WORKER_PROCESSES > 0;
   const appConfig = superviseWorkers ? config.withRole('api') : config;
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ config: appConfig, superviseWorkers }), {
-    bufferLogs: true,
+    logger: nestLogger(),
+    abortOnError: false,
     bodyParser: false,
   });
   configureApp(app);
-  await app.listen(config.port);
+  await app.listen(config.port).catch((err: unknown) => {
+    throw listenError(err, 'PORT', config.port) ?? err;
+  });
+  started();
   new Logger('Mailroom').log(`Listening on port ${config.port}: API docs at ${config.publicUrl}/docs`);
 }
 
-void bootstrap();
+void bootstrap().catch(failStartup);

@@ -2,10 +2,12 @@ import 'reflect-metadata';
 import { parentPort } from 'node:worker_threads';
 import { type INestApplicationContext, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
-import { AppConfigService, loadConfigOrExit } from './config/app-config.service';
+import { nestLogger } from './common/logging/root-logger';
+import { AppConfigService } from './config/app-config.service';
 import { startProbeServer } from './health/probe-server';
+import { listenError } from './startup/startup-error';
+import { beginStartup, failStartup, started } from './startup/startup';
 import { registry } from './metrics/metrics';
 import type { FromWorker, ToWorker } from './worker-threads/worker-messages';
 
@@ -16,10 +18,13 @@ export async function startWorker(config: AppConfigService): Promise<void> {
   await app.init();
   const port = config.env.WORKER_PORT;
   if (port > 0) {
-    const probes = await startProbeServer(app, port);
+    const probes = await startProbeServer(app, port).catch((err: unknown) => {
+      throw listenError(err, 'WORKER_PORT', port) ?? err;
+    });
     // Served until the process exits, so that readiness says `shutting_down` while the jobs drain.
     probes.unref();
   }
+  started();
   new Logger('Mailroom').log(port > 0 ? `Worker started: /health and /metrics on port ${port}` : 'Worker started');
 }
 
@@ -29,7 +34,8 @@ export async function startWorker(config: AppConfigService): Promise<void> {
  * asks for the thread's metrics the same way.
  */
 export async function runWorkerThread(): Promise<void> {
-  const app = await createWorkerContext(loadConfigOrExit());
+  // A thread that cannot start says why and ends; the supervisor starts it again after a growing delay.
+  const app = await createWorkerContext(await beginStartup()).catch(failStartup);
   parentPort!.on('message', (message: ToWorker) => {
     if (message.type === 'metrics') {
       void registry
@@ -42,15 +48,13 @@ export async function runWorkerThread(): Promise<void> {
         .finally(() => process.exit(0));
     }
   });
-  await app.init();
+  await app.init().catch(failStartup);
 }
 
 async function createWorkerContext(config: AppConfigService): Promise<INestApplicationContext> {
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot({ config }), { bufferLogs: true });
-  app.useLogger(app.get(PinoLogger));
-  return app;
+  return NestFactory.createApplicationContext(AppModule.forRoot({ config }), { logger: nestLogger(), abortOnError: false });
 }
 
 if (require.main === module) {
-  void startWorker(loadConfigOrExit({ APP_ROLE: 'worker' }));
+  void beginStartup({ APP_ROLE: 'worker' }).then(startWorker).catch(failStartup);
 }

@@ -45,7 +45,6 @@ describe('mergeConfig and planChanges', () => {
     const file = config({ domains: { 'a.example': { forwarding: { info: 'x@example.org' } } } });
     const changes = planChanges(current, mergeConfig(current, file, true));
     expect(changes.map((c) => [c.action, c.path])).toEqual([
-      ['delete', 'project'],
       ['delete', 'projects.site'],
       ['delete', 'projects.other'],
       ['delete', 'settings.global_limits'],
@@ -90,6 +89,13 @@ describe('mergeConfig and planChanges', () => {
         ],
       ],
       ['create', 'collections.web.forms.a', [{ field: 'to', before: null, after: 'x@example.org' }]],
+    ]);
+  });
+
+  it('lists a project the file makes once: the file’s `project` is the project it creates', () => {
+    const file = config({ project: { name: 'Acme', slug: 'acme' } });
+    expect(planChanges(emptyConfig(), mergeConfig(emptyConfig(), file, false))).toEqual([
+      { action: 'create', kind: 'project', path: 'projects.acme', changes: [{ field: 'name', before: null, after: 'Acme' }] },
     ]);
   });
 

@@ -23,6 +23,8 @@ interface Resource {
   fields: Record<string, unknown>;
   /** The path of the resource this one lives in: deleting that deletes this one too. */
   parent?: string;
+  /** Says nothing its parent's creation does not: it is not listed when made together with its parent. */
+  impliedByParent?: boolean;
 }
 
 /**
@@ -65,8 +67,11 @@ export function planChanges(current: AccountConfig, target: AccountConfig): Conf
   for (const [path, resource] of after) {
     const old = before.get(path);
     const fields = changedFields(old?.fields ?? {}, resource.fields);
-    if (!old) changes.push({ action: 'create', kind: resource.kind, path, changes: fields });
-    else if (fields.length > 0) changes.push({ action: 'update', kind: resource.kind, path, changes: fields });
+    if (!old) {
+      if (!(resource.impliedByParent && resource.parent && !before.has(resource.parent))) {
+        changes.push({ action: 'create', kind: resource.kind, path, changes: fields });
+      }
+    } else if (fields.length > 0) changes.push({ action: 'update', kind: resource.kind, path, changes: fields });
   }
   for (const [path, resource] of before) {
     if (after.has(path) || (resource.parent && !after.has(resource.parent))) continue;
@@ -78,7 +83,11 @@ export function planChanges(current: AccountConfig, target: AccountConfig): Conf
 /** Every resource of a configuration by its path in the file. */
 function resourcesOf(config: AccountConfig): Map<string, Resource> {
   const resources = new Map<string, Resource>();
-  if (config.project) resources.set('project', { kind: 'project', fields: { slug: config.project.slug } });
+  // `project` is which of the account's projects the file's collections belong to: one project made from the file is one line.
+  if (config.project) {
+    const { slug } = config.project;
+    resources.set('project', { kind: 'project', fields: { slug }, parent: `projects.${slug}`, impliedByParent: true });
+  }
   for (const [slug, name] of Object.entries(config.projects)) resources.set(`projects.${slug}`, { kind: 'project', fields: { name } });
   const limits = config.settings?.global_limits;
   if (limits) resources.set('settings.global_limits', { kind: 'settings', fields: { ...limits } });

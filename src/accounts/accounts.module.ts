@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ApiKeysModule } from '../api-keys/api-keys.module';
+import { RateLimitModule } from '../common/rate-limit/rate-limit.module';
 import { QuotasModule } from '../quotas/quotas.module';
 import { Account } from './account.entity';
 import { AccountsController } from './accounts.controller';
@@ -8,7 +9,7 @@ import { AccountsService } from './accounts.service';
 import { OperatorBootstrap } from './operator-bootstrap';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Account]), ApiKeysModule, QuotasModule],
+  imports: [TypeOrmModule.forFeature([Account]), ApiKeysModule, QuotasModule, RateLimitModule],
   controllers: [AccountsController],
   providers: [AccountsService, OperatorBootstrap],
   exports: [AccountsService],

@@ -32,7 +32,7 @@ export class BillingController {
   @Auth({ keyTypes: ['admin'], permission: 'billing.read' })
   @ApiOperation({
     summary: 'The plans a subscription may name',
-    description: 'The built-in catalog (D-32) or the one of BILLING_PLANS_FILE.',
+    description: 'The built-in catalog (starter, developer, scale), or the one of BILLING_PLANS_FILE when the operator set it.',
   })
   @ApiOkResponse({ type: PlanListDto })
   plans(): PlanListDto {
@@ -118,7 +118,7 @@ export class BillingController {
   @Auth({ keyTypes: ['admin'], permission: 'billing.read' })
   @ApiOperation({
     summary: 'The tenant’s plan, fee and current month',
-    description: 'tenantId in the JSON body (as the spec has it) or the query. The period is the current UTC calendar month.',
+    description: 'tenantId in the JSON body or the query. The period is the current UTC calendar month.',
   })
   @ApiBody({ type: OptionalTenantDto, required: false })
   @ApiOkResponse({ type: BillingInfoDto })

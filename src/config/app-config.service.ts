@@ -2,9 +2,10 @@ import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
+import { type LogSettings, rootLogger } from '../common/logging/root-logger';
 import { hashTaggedPrefix, isClusterUrl } from '../redis/redis-url';
-import { EnvSchema, validateEnv } from './env.schema';
+import { ConfigurationError, EnvSchema, logSettingsOf, validateEnv } from './env.schema';
 
 export type AccountTier = 'free' | 'pro' | 'enterprise';
 
@@ -12,16 +13,40 @@ export type AccountTier = 'free' | 'pro' | 'enterprise';
 @Injectable()
 export class AppConfigService {
   readonly env: EnvSchema;
+  /** ENCRYPTION_KEY: seals every secret and makes every MAC. */
   readonly encryptionKey: Buffer;
+  /** ENCRYPTION_KEY_PREVIOUS, in the order given (without repeats of the current key): only open and verify. */
+  readonly previousEncryptionKeys: readonly Buffer[];
+
+  /** The file the key was read from when ENCRYPTION_KEY is unset (development): start-up says so. */
+  readonly encryptionKeyFile?: string;
 
   constructor(env: EnvSchema = validateEnv(process.env)) {
     this.env = env;
-    this.encryptionKey = resolveEncryptionKey(env);
+    ({ key: this.encryptionKey, file: this.encryptionKeyFile } = resolveEncryptionKey(env));
+    this.previousEncryptionKeys = previousEncryptionKeys(env, this.encryptionKey);
+  }
+
+  /** The current key first, then the previous ones: make with the first, accept what any of them made. */
+  get encryptionKeys(): readonly Buffer[] {
+    return [this.encryptionKey, ...this.previousEncryptionKeys];
   }
 
   /** A 32-byte key for one purpose (`info`, versioned), derived from ENCRYPTION_KEY with HKDF-SHA256. */
   derivedKey(info: string): Buffer {
-    return Buffer.from(hkdfSync('sha256', this.encryptionKey, Buffer.alloc(0), info, 32));
+    return deriveKey(this.encryptionKey, info);
+  }
+
+  /**
+   * The key for `info` derived from each of `encryptionKeys`, current first. A MAC is made with the first only and
+   * accepted under any of them, so that what went out in mail before a key rotation still verifies.
+   */
+  derivedKeys(info: string): Buffer[] {
+    return this.encryptionKeys.map((key) => deriveKey(key, info));
+  }
+
+  get logSettings(): LogSettings {
+    return { level: this.env.LOG_LEVEL, format: this.env.LOG_FORMAT };
   }
 
   static fromEnv(overrides: Record<string, string | undefined> = {}): AppConfigService {
@@ -32,11 +57,21 @@ export class AppConfigService {
     return this.env.PORT;
   }
 
+  /** PUBLIC_URL without a trailing slash, or http://localhost:<PORT>, so that links follow PORT on their own. */
   get publicUrl(): string {
-    return this.env.PUBLIC_URL.replace(/\/+$/, '');
+    return (this.env.PUBLIC_URL ?? `http://localhost:${this.port}`).replace(/\/+$/, '');
   }
 
-  /** FORMS_FROM, or forms@<PUBLIC_URL host> (a host without a dot gets `.localhost`, so the address stays valid). */
+  /** The PUBLIC_URL host is only reachable from this machine (localhost, a bare host name or a loopback address). */
+  get isLocalPublicUrl(): boolean {
+    const host = new URL(this.publicUrl).hostname;
+    return !host.includes('.') || host.endsWith('.localhost') || /^127\.|^\[::1\]$/.test(host);
+  }
+
+  /**
+   * FORMS_FROM, or forms@<PUBLIC_URL host>. A host without a dot is no mail domain: `localhost` becomes
+   * `mailroom.localhost`, another bare name `<name>.localhost`, so the address stays valid.
+   */
   get formsFrom(): { name: string; address: string } {
     const configured = this.env.FORMS_FROM?.trim();
     if (configured) {
@@ -44,7 +79,13 @@ export class AppConfigService {
       return match ? { name: match[1].trim().replace(/^"|"$/g, ''), address: match[2].trim() } : { name: '', address: configured };
     }
     const host = new URL(this.publicUrl).hostname;
-    return { name: '', address: `forms@${host.includes('.') ? host : `${host}.localhost`}` };
+    const domain = host.includes('.') ? host : host === 'localhost' ? 'mailroom.localhost' : `${host}.localhost`;
+    return { name: '', address: `forms@${domain}` };
+  }
+
+  /** The SPF mechanism each domain is advised to publish: DOMAIN_SPF_INCLUDE's include, or the PUBLIC_URL host's A record. */
+  get spfMechanism(): string {
+    return this.env.DOMAIN_SPF_INCLUDE ? `include:${this.env.DOMAIN_SPF_INCLUDE}` : `a:${new URL(this.publicUrl).hostname}`;
   }
 
   /** RETURN_PATH_DOMAIN, or the PUBLIC_URL host (lower-cased). */
@@ -100,12 +141,14 @@ export class AppConfigService {
   }
 }
 
-/** The configuration, or the list of bad variables on stderr and exit code 1. */
+/** The configuration, or a fatal log line per bad variable and exit code 1. */
 export function loadConfigOrExit(overrides: Record<string, string> = {}): AppConfigService {
   try {
     return AppConfigService.fromEnv(overrides);
   } catch (err) {
-    console.error((err as Error).message);
+    const logger = rootLogger(logSettingsOf(process.env));
+    const problems = err instanceof ConfigurationError ? err.problems : [(err as Error).message];
+    for (const problem of problems) logger.fatal(`Invalid configuration: ${problem}`);
     process.exit(1);
   }
 }
@@ -114,23 +157,36 @@ export function loadConfigOrExit(overrides: Record<string, string> = {}): AppCon
  * ENCRYPTION_KEY protects secrets at rest. Production must set it; elsewhere a key is made once and kept
  * in data/encryption.key so that `npm start` works on its defaults and restarts can still decrypt.
  */
-function resolveEncryptionKey(env: EnvSchema): Buffer {
-  if (env.ENCRYPTION_KEY) {
-    return /^[0-9a-fA-F]{64}$/.test(env.ENCRYPTION_KEY)
-      ? Buffer.from(env.ENCRYPTION_KEY, 'hex')
-      : Buffer.from(env.ENCRYPTION_KEY, 'base64');
-  }
-  if (env.NODE_ENV === 'production') {
-    throw new Error('Invalid configuration:\n  ENCRYPTION_KEY: required when NODE_ENV=production');
-  }
+function resolveEncryptionKey(env: EnvSchema): { key: Buffer; file?: string } {
+  if (env.ENCRYPTION_KEY) return { key: parseKey(env.ENCRYPTION_KEY) };
+  if (env.NODE_ENV === 'production') throw new ConfigurationError(['ENCRYPTION_KEY is required when NODE_ENV=production']);
   if (env.NODE_ENV === 'test') {
-    return createHash('sha256').update('mailroom-test-encryption-key').digest();
+    return { key: createHash('sha256').update('mailroom-test-encryption-key').digest() };
   }
   const file = 'data/encryption.key';
   if (!existsSync(file)) {
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600 });
-    new Logger('Config').warn(`ENCRYPTION_KEY is not set: generated one in ${file}. Set ENCRYPTION_KEY in production.`);
   }
-  return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+  return { key: Buffer.from(readFileSync(file, 'utf8').trim(), 'hex'), file };
+}
+
+/** ENCRYPTION_KEY_PREVIOUS as keys; one equal to the current key, or given twice, counts once (it adds nothing). */
+function previousEncryptionKeys(env: EnvSchema, current: Buffer): Buffer[] {
+  const keys: Buffer[] = [];
+  for (const text of (env.ENCRYPTION_KEY_PREVIOUS ?? '').split(',')) {
+    if (!text.trim()) continue;
+    const key = parseKey(text.trim());
+    if (!key.equals(current) && !keys.some((known) => known.equals(key))) keys.push(key);
+  }
+  return keys;
+}
+
+/** 64 hex characters or base64 of 32 bytes (the schema checked the shape). */
+function parseKey(text: string): Buffer {
+  return /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
+}
+
+function deriveKey(key: Buffer, info: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), info, 32));
 }

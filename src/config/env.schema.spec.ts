@@ -1,17 +1,34 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppConfigService } from './app-config.service';
-import { ENV_KEYS, validateEnv } from './env.schema';
+import { ConfigurationError, ENV_KEYS, validateEnv } from './env.schema';
 
 describe('validateEnv', () => {
-  it('gives the D-35 defaults on an empty environment', () => {
+  it('gives the local defaults on an empty environment', () => {
     const env = validateEnv({});
     expect(env.DATABASE_URL).toBe('postgres://postgres@127.0.0.1:5432/mailroom');
     expect(env.REDIS_URL).toBe('redis://127.0.0.1:6379');
     expect(env.PORT).toBe(3000);
-    expect(env.PUBLIC_URL).toBe('http://localhost:3000');
+    expect(new AppConfigService(env).publicUrl).toBe('http://localhost:3000');
     expect(env.APP_ROLE).toBe('all');
     expect(env.MIGRATIONS_RUN).toBe(true);
+    expect(env.LOG_FORMAT).toBe('json');
+  });
+
+  it('makes PUBLIC_URL follow PORT unless it is set', () => {
+    expect(AppConfigService.fromEnv({ PORT: '3300', PUBLIC_URL: '' }).publicUrl).toBe('http://localhost:3300');
+    expect(AppConfigService.fromEnv({ PORT: '3300', PUBLIC_URL: 'https://mail.example.com/' }).publicUrl).toBe('https://mail.example.com');
+  });
+
+  it('keeps the local mail defaults readable, and says what to set for real mail', () => {
+    const local = AppConfigService.fromEnv({ PUBLIC_URL: 'http://localhost:3000', FORMS_FROM: '', RETURN_PATH_DOMAIN: '' });
+    expect(local.formsFrom.address).toBe('forms@mailroom.localhost');
+    expect(AppConfigService.fromEnv({ PUBLIC_URL: 'http://mailbox:3000', FORMS_FROM: '' }).formsFrom.address).toBe(
+      'forms@mailbox.localhost',
+    );
+    expect(AppConfigService.fromEnv({ PUBLIC_URL: 'https://mail.example.com', FORMS_FROM: '' }).formsFrom.address).toBe(
+      'forms@mail.example.com',
+    );
   });
 
   it('converts numbers and booleans and treats empty values as unset', () => {
@@ -31,9 +48,27 @@ describe('validateEnv', () => {
       }
     })();
     expect(message).toMatch(/^Invalid configuration/);
-    for (const name of ['PORT', 'APP_ROLE', 'REDIS_URL']) expect(message).toMatch(new RegExp(`\\n  ${name}: `));
+    for (const name of ['PORT', 'APP_ROLE', 'REDIS_URL']) expect(message).toMatch(new RegExp(`\\n  ${name} `));
     expect(message).not.toMatch(/DATABASE_URL/);
     expect(() => validateEnv({ BOOTSTRAP_ADMIN_KEY: 'svc_sk_usage_' + 'a'.repeat(64) })).toThrow(/BOOTSTRAP_ADMIN_KEY/);
+  });
+
+  it('says one thing per bad variable, with the value given unless it is a secret', () => {
+    const problems = (() => {
+      try {
+        validateEnv({ PORT: 'abc', SMTP_URL: 'http://user:hunter2@smtp.example.com', ENCRYPTION_KEY: 'not-a-key', DATABASE_URL: 'x' });
+        return [];
+      } catch (err) {
+        return (err as ConfigurationError).problems;
+      }
+    })();
+    expect(problems).toEqual([
+      'PORT must be an integer number (got "abc")',
+      'DATABASE_URL must be a postgres:// URL (got "x")',
+      'ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64',
+      'SMTP_URL must be an smtp:// or smtps:// URL (got "http://user:***@smtp.example.com")',
+    ]);
+    expect(problems.join('\n')).not.toContain('hunter2');
   });
 
   it('takes Sentinel and Cluster REDIS_URLs and says what is wrong with a malformed one', () => {
@@ -42,7 +77,7 @@ describe('validateEnv', () => {
     );
     expect(validateEnv({ REDIS_URL: 'rediss-cluster://n1:7000,n2:7001' }).REDIS_URL).toBe('rediss-cluster://n1:7000,n2:7001');
     expect(() => validateEnv({ REDIS_URL: 'redis-sentinel://s1:26379,s2:26379' })).toThrow(
-      /\n {2}REDIS_URL: REDIS_URL must be shaped redis-sentinel:\/\/\[user:password@\]host:26379\[,host:26379…\]\/<master name>\[\/<db>\]/,
+      /\n {2}REDIS_URL must be shaped redis-sentinel:\/\/\[user:password@\]host:26379\[,host:26379…\]\/<master name>\[\/<db>\]/,
     );
   });
 

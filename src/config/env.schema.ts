@@ -14,7 +14,10 @@ import {
   ValidateBy,
   validateSync,
 } from 'class-validator';
+import type { LogSettings } from '../common/logging/root-logger';
 import { redisUrlProblem } from '../redis/redis-url';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** A variable as the environment gives it, or the schema's own default. */
 type EnvValue = string | number | boolean | undefined;
@@ -36,8 +39,10 @@ export class EnvSchema {
   @Max(65535)
   PORT = 3000;
 
+  /** The address users and mail recipients reach this service at (links, redirects, docs). Empty: http://localhost:<PORT>. */
+  @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true })
-  PUBLIC_URL = 'http://localhost:3000';
+  PUBLIC_URL?: string = undefined;
 
   @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
   DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/mailroom';
@@ -82,8 +87,22 @@ export class EnvSchema {
   @Max(64)
   WORKER_PROCESSES = Math.max(1, availableParallelism() - 1);
 
-  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  @IsIn(LOG_LEVELS)
   LOG_LEVEL = 'info';
+
+  /** `json`: one JSON object a line, from the first line on (for log collectors); `pretty`: coloured text for a terminal. */
+  @IsIn(['json', 'pretty'])
+  LOG_FORMAT: 'json' | 'pretty' = 'json';
+
+  /**
+   * How long start-up waits for PostgreSQL and Redis to answer (they may still be starting, as under Compose)
+   * before it stops with a message naming the variable to fix.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(600_000)
+  STARTUP_TIMEOUT_MS = 30_000;
 
   /** Port of a worker process (APP_ROLE=worker) for /health, /health/ready and /metrics; 0: none. */
   @Transform(toInt)
@@ -164,10 +183,25 @@ export class EnvSchema {
   @Max(1)
   RATE_LIMIT_FALLBACK_SHARE = 0.5;
 
-  /** Key that encrypts secrets at rest (DKIM private keys): 32 bytes as 64 hex characters or base64. */
+  /**
+   * Key that encrypts secrets at rest (DKIM private keys, webhook secrets) and from which the keys of the MACs in
+   * mail we send (tracking and unsubscribe links, return paths, SRS addresses) are derived: 32 bytes as 64 hex
+   * characters or base64.
+   */
   @IsOptional()
   @Matches(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=?)$/, { message: 'ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64' })
   ENCRYPTION_KEY?: string = undefined;
+
+  /**
+   * Keys ENCRYPTION_KEY replaced, while a rotation is under way: comma-separated, each like ENCRYPTION_KEY. Secrets
+   * sealed under one of them still open (`reseal-secrets` re-seals them under ENCRYPTION_KEY), and links, return paths,
+   * SRS addresses and form challenges made under one still verify. Nothing new is sealed or MACed with them.
+   */
+  @IsOptional()
+  @Matches(/^\s*([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=?)(\s*,\s*([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=?))*\s*$/, {
+    message: 'ENCRYPTION_KEY_PREVIOUS must be a comma-separated list of keys, each 32 bytes as 64 hex characters or base64',
+  })
+  ENCRYPTION_KEY_PREVIOUS?: string = undefined;
 
   @IsOptional()
   @Matches(/^smtps?:\/\//, { message: 'SMTP_URL must be an smtp:// or smtps:// URL' })
@@ -370,17 +404,51 @@ export class EnvSchema {
 /** The names of every variable Mailroom reads (the README's configuration table lists the same). */
 export const ENV_KEYS = Object.keys(new EnvSchema()) as (keyof EnvSchema)[];
 
+/**
+ * LOG_LEVEL and LOG_FORMAT alone, each at its default when unset or bad: the logger that reports a bad
+ * configuration needs them before the whole configuration is known to be good.
+ */
+export function logSettingsOf(raw: Record<string, string | undefined>): LogSettings {
+  const defaults = new EnvSchema();
+  const level = LOG_LEVELS.includes(raw.LOG_LEVEL ?? '') ? raw.LOG_LEVEL! : defaults.LOG_LEVEL;
+  return { level, format: raw.LOG_FORMAT === 'pretty' ? 'pretty' : defaults.LOG_FORMAT };
+}
+
+/** A bad environment: one line per variable, each naming it and (unless it is a secret) the value given. */
+export class ConfigurationError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((line) => `  ${line}`).join('\n')}`);
+  }
+}
+
+/** Variables whose values are never repeated in a message. */
+const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD/;
+/** Constraints that say what kind of value is wanted: when one fails, the others (ranges) say nothing more. */
+const TYPE_CONSTRAINTS = ['isInt', 'isNumber', 'isBoolean', 'isIn', 'isUrl', 'matches', 'isString'];
+
+/** The value as a message may show it, a URL's password masked; null for a secret, which is never shown. */
+export function shownValue(name: string, value: unknown): string | null {
+  if (SECRET_NAME.test(name)) return null;
+  const text = String(value);
+  const masked = text.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@\s]*:)[^@/\s]+@/i, '$1***@');
+  return JSON.stringify(masked.length > 200 ? `${masked.slice(0, 200)}…` : masked);
+}
+
 export function validateEnv(raw: Record<string, string | undefined>): EnvSchema {
   // Only our own variables count, and an empty one means "use the default".
   const own = Object.fromEntries(ENV_KEYS.filter((key) => raw[key] !== undefined && raw[key] !== '').map((key) => [key, raw[key]]));
   const env = plainToInstance(EnvSchema, own, { exposeDefaultValues: true });
-  const lines = validateSync(env).map((e) => `  ${e.property}: ${Object.values(e.constraints ?? {}).join('; ')}`);
+  const problems = validateSync(env).map((error) => {
+    const failed = Object.entries(error.constraints ?? {});
+    const typeFailure = failed.find(([name]) => TYPE_CONSTRAINTS.includes(name));
+    const messages = typeFailure ? [typeFailure[1]] : failed.map(([, message]) => message);
+    const shown = shownValue(error.property, own[error.property]);
+    return `${messages.join('; ')}${shown === null ? '' : ` (got ${shown})`}`;
+  });
   const adminKeyShape = new RegExp(`^${env.KEY_PREFIX}_sk_admin_[0-9a-f]{64}$`);
   if (env.BOOTSTRAP_ADMIN_KEY && !adminKeyShape.test(env.BOOTSTRAP_ADMIN_KEY)) {
-    lines.push(`  BOOTSTRAP_ADMIN_KEY: must be an admin key shaped ${env.KEY_PREFIX}_sk_admin_<64 hex characters>`);
+    problems.push(`BOOTSTRAP_ADMIN_KEY must be an admin key shaped ${env.KEY_PREFIX}_sk_admin_<64 hex characters>`);
   }
-  if (lines.length > 0) {
-    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
-  }
+  if (problems.length > 0) throw new ConfigurationError(problems);
   return env;
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, Not, Repository } from 'typeorm';
 import { SecretBox } from '../common/crypto/secret-box';
@@ -40,9 +40,7 @@ const RESERVED_FORM_SLUGS = [CONTACT_FORM_SLUG];
 
 /** Domains of an account: verification, DKIM keys and settings (D-30). The only writer of domains. */
 @Injectable()
-export class DomainsService implements OnModuleInit {
-  private readonly logger = new Logger(DomainsService.name);
-
+export class DomainsService {
   constructor(
     @InjectRepository(Domain) private readonly domains: Repository<Domain>,
     private readonly secrets: SecretBox,
@@ -51,12 +49,6 @@ export class DomainsService implements OnModuleInit {
     private readonly forms: FormsService,
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
-
-  onModuleInit(): void {
-    if (this.skipsVerification) {
-      this.logger.warn('DOMAIN_VERIFICATION=skip: new domains are marked verified without a DNS check. For local trials only.');
-    }
-  }
 
   /** The account's verified domain of that name, or null. */
   findVerified(accountId: string, name: string): Promise<Domain | null> {
@@ -241,9 +233,7 @@ export class DomainsService implements OnModuleInit {
       verificationRecord: this.verificationRecord(domain),
       dkimSelector: domain.dkimSelector,
       dkimPublicKey: domain.dkimPublicKey,
-      spfMechanism: this.config.env.DOMAIN_SPF_INCLUDE
-        ? `include:${this.config.env.DOMAIN_SPF_INCLUDE}`
-        : `a:${new URL(this.config.publicUrl).hostname}`,
+      spfMechanism: this.config.spfMechanism,
     });
   }
 

@@ -22,11 +22,11 @@ const SEND_DESCRIPTION =
   'verified domain (403 DOMAIN_NOT_VERIFIED); suppressed recipients are dropped and listed in `suppressed` ' +
   '(422 ALL_RECIPIENTS_SUPPRESSED if none remain); a bad address is 400 INVALID_RECIPIENT; more than 25 MB of ' +
   'attachments or 10 MB of message is 413. With `list` instead of `to`: a list send, one message per subscribed and ' +
-  'unsuppressed subscriber (D-15), made in the background; the answer counts them (`queued`) and names the list send ' +
+  'unsuppressed subscriber, made in the background; the answer counts them (`queued`) and names the list send ' +
   '(GET /email/lists/{listId}/sends/{listSendId}); an unknown list is 404.';
 
 const BATCH_DESCRIPTION =
-  'One message per recipient (D-15), each rendered with its own variables plus email, name and unsubscribeUrl; inline ' +
+  'One message per recipient (its own messageId), each rendered with its own variables plus email, name and unsubscribeUrl; inline ' +
   'subject, html and text are Handlebars too. All are accepted in one commit, answered in recipient order. An invalid ' +
   'recipient refuses the whole call (400 naming recipients[i].email, nothing sent); a suppressed one is answered ' +
   '`suppressed` with messageId null.';

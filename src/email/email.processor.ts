@@ -23,9 +23,6 @@ export class EmailProcessor implements OnApplicationBootstrap, OnApplicationShut
   ) {}
 
   onApplicationBootstrap(): void {
-    if (this.transport.name === 'outbox') {
-      this.logger.warn(`SMTP_URL is not set: emails are written to ${this.config.env.OUTBOX_DIR} instead of being sent`);
-    }
     this.queue
       .process(JobName.DeliverEmail, this.config.env.EMAIL_WORKER_CONCURRENCY, (job: Job<DeliverEmailJob>) => this.handle(job))
       .catch((err: Error) => this.logger.error(`The email worker stopped: ${err.message}`));

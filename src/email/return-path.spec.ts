@@ -59,6 +59,18 @@ describe('ReturnPaths', () => {
     expect(new ReturnPaths(config('b')).messageOf(address)).toBeNull();
   });
 
+  it('still knows the message of an address made under a previous key, and makes new ones under the current key only', () => {
+    const rotated = new ReturnPaths(config('b', { ENCRYPTION_KEY_PREVIOUS: 'a'.repeat(64) }));
+    expect(rotated.messageOf(address)).toBe(messageId);
+    expect(rotated.messageOf(address.toUpperCase())).toBe(messageId);
+    const fresh = rotated.address(messageId);
+    expect(fresh).toBe(new ReturnPaths(config('b')).address(messageId));
+    expect(fresh).not.toBe(address);
+    expect(returnPaths.messageOf(fresh)).toBeNull();
+    expect(new ReturnPaths(config('b')).messageOf(address)).toBeNull();
+    expect(new ReturnPaths(config('b', { ENCRYPTION_KEY_PREVIOUS: 'c'.repeat(64) })).messageOf(address)).toBeNull();
+  });
+
   it('knows no message for an address on another domain', () => {
     for (const domain of ['mr.test', 'other.test', 'x.bounce.mr.test', 'bounce.mr.test.evil', '']) {
       expect([domain, returnPaths.messageOf(`${local}@${domain}`)]).toEqual([domain, null]);

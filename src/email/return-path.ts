@@ -14,22 +14,24 @@ const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 /**
  * VERP return paths: `bounces+<base32 of the id>-<base32 MAC>@<RETURN_PATH_DOMAIN>`, the envelope sender of every
  * message Mailroom composes, so that a bounce names the message it is about without any state. MACed with a key
- * derived from ENCRYPTION_KEY; a tampered or made-up address is no message's.
+ * derived from ENCRYPTION_KEY; a tampered or made-up address is no message's. One made under an ENCRYPTION_KEY_PREVIOUS
+ * key is still known: bounces of mail sent before a key rotation still find their message.
  */
 @Injectable()
 export class ReturnPaths {
-  private readonly key: Buffer;
+  /** Current first: it makes every address; the others only verify. */
+  private readonly keys: Buffer[];
   private readonly domain: string;
 
   constructor(config: AppConfigService) {
-    this.key = config.derivedKey('mailroom verp v1');
+    this.keys = config.derivedKeys('mailroom verp v1');
     this.domain = config.returnPathDomain;
   }
 
   /** `bounces+<token>@<RETURN_PATH_DOMAIN>`: the envelope sender (MAIL FROM) of every message Mailroom composes. */
   address(messageId: string): string {
     if (!MESSAGE_ID.test(messageId)) throw new Error(`"${messageId}" is not a message id`);
-    return `${LOCAL_PREFIX}${this.token(messageId)}@${this.domain}`;
+    return `${LOCAL_PREFIX}${tokenOf(this.keys[0], messageId)}@${this.domain}`;
   }
 
   /** The message id a bounce to this address is about, or null (not a VERP address of ours, other domain, tampered). */
@@ -48,14 +50,17 @@ export class ReturnPaths {
     if (!MESSAGE_ID.test(messageId)) return null;
     // Comparing whole tokens also refuses other spellings of the same id (spare bits set in the last base32 character).
     const given = Buffer.from(token);
-    const expected = Buffer.from(this.token(messageId));
-    return given.length === expected.length && timingSafeEqual(given, expected) ? messageId : null;
+    const madeWith = (key: Buffer) => {
+      const expected = Buffer.from(tokenOf(key, messageId));
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    };
+    return this.keys.some(madeWith) ? messageId : null;
   }
+}
 
-  private token(messageId: string): string {
-    const mac = createHmac('sha256', this.key).update(messageId).digest().subarray(0, MAC_BYTES);
-    return `${toBase32(Buffer.from(messageId.slice(MESSAGE_PREFIX.length), 'latin1'))}-${toBase32(mac)}`;
-  }
+function tokenOf(key: Buffer, messageId: string): string {
+  const mac = createHmac('sha256', key).update(messageId).digest().subarray(0, MAC_BYTES);
+  return `${toBase32(Buffer.from(messageId.slice(MESSAGE_PREFIX.length), 'latin1'))}-${toBase32(mac)}`;
 }
 
 /** RFC 4648 base32 without padding, lower case. */

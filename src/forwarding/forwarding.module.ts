@@ -11,7 +11,7 @@ import { SenderRewriting } from './sender-rewriting';
 const senderRewritingProvider: Provider = {
   provide: SenderRewriting,
   inject: [AppConfigService],
-  useFactory: (config: AppConfigService) => new SenderRewriting(config.derivedKey('mailroom srs v1')),
+  useFactory: (config: AppConfigService) => new SenderRewriting(config.derivedKeys('mailroom srs v1')),
 };
 
 /**

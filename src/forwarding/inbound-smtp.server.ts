@@ -4,6 +4,7 @@ import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap }
 import { SMTPServer, SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { AppConfigService } from '../config/app-config.service';
 import { inboundSmtpSessions, inboundSmtpSessionsActive } from '../metrics/metrics';
+import { listenError } from '../startup/startup-error';
 import { ForwardingService, InboundRefusal, InboundRoute } from './forwarding.service';
 
 /** RFC 5321 4.5.3.1.8: a server must take at least 100 recipients per message; more get 452. */
@@ -66,7 +67,7 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
     });
     this.server.on('error', (err) => this.logger.warn(`Inbound SMTP connection error: ${err.message}`));
     await new Promise<void>((resolve, reject) => {
-      this.server!.server.once('error', reject);
+      this.server!.server.once('error', (err) => reject(listenError(err, 'INBOUND_SMTP_PORT', env.INBOUND_SMTP_PORT) ?? err));
       this.server!.listen(env.INBOUND_SMTP_PORT, env.INBOUND_SMTP_HOST, () => {
         this.server!.server.off('error', reject);
         resolve();

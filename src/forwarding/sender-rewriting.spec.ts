@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { AppConfigService } from '../config/app-config.service';
 import { SenderRewriting, SrsError } from './sender-rewriting';
 
 /** postsrsd's tests/unit/test_srs2.c: secret `tops3cr3t` at 2020-01-01 00:01:00 UTC. */
@@ -75,6 +76,32 @@ describe('SenderRewriting', () => {
     expect(outcome(() => srs.reverse('SRS0=vmyz=2W=otherdomain.org=test@example.com'))).toBe('forged');
     expect(outcome(() => srs.reverse('SRS1=JO9m=example.org==vmyz=2W=otherdomain.com=test@forwarder2.net'))).toBe('forged');
     expect(outcome(() => srsAt(PUBLISHED_TIME, 'other').reverse(PUBLISHED_SRS0))).toBe('forged');
+  });
+
+  it('hashes with the first of several secrets and verifies with any, so that a key rotation keeps old addresses working', () => {
+    const rotated = new SenderRewriting(['n3w', SECRET], { now: () => PUBLISHED_TIME });
+    expect(rotated.reverse(PUBLISHED_SRS0)).toBe('test@otherdomain.com');
+    expect(rotated.reverse(SRS1_AT_FORWARDER2)).toBe(PUBLISHED_SRS0);
+    const fresh = rotated.forward('test@otherdomain.com', 'example.com');
+    expect(fresh).toBe(srsAt(PUBLISHED_TIME, 'n3w').forward('test@otherdomain.com', 'example.com'));
+    expect(outcome(() => srs.reverse(fresh))).toBe('forged');
+    expect(outcome(() => new SenderRewriting(['n3w', 'other'], { now: () => PUBLISHED_TIME }).reverse(PUBLISHED_SRS0))).toBe('forged');
+    expect(() => new SenderRewriting([])).toThrow(/empty/);
+  });
+
+  it('gets its secrets from ENCRYPTION_KEY and ENCRYPTION_KEY_PREVIOUS as the forwarding module builds it', () => {
+    const secrets = (env: Record<string, string>) => AppConfigService.fromEnv(env).derivedKeys('mailroom srs v1');
+    const [oldKey, newKey, unknownKey] = ['a', 'b', 'c'].map((c) => c.repeat(64));
+    const before = new SenderRewriting(secrets({ ENCRYPTION_KEY: oldKey }));
+    const during = new SenderRewriting(secrets({ ENCRYPTION_KEY: newKey, ENCRYPTION_KEY_PREVIOUS: oldKey }));
+    const after = new SenderRewriting(secrets({ ENCRYPTION_KEY: newKey }));
+    const oldAddress = before.forward('ada@example.org', 'fwd.example');
+    expect(during.reverse(oldAddress)).toBe('ada@example.org');
+    expect(outcome(() => after.reverse(oldAddress))).toBe('forged');
+    expect(after.reverse(during.forward('ada@example.org', 'fwd.example'))).toBe('ada@example.org');
+    expect(outcome(() => before.reverse(during.forward('ada@example.org', 'fwd.example')))).toBe('forged');
+    const unknown = new SenderRewriting(secrets({ ENCRYPTION_KEY: unknownKey })).forward('ada@example.org', 'fwd.example');
+    expect(outcome(() => during.reverse(unknown))).toBe('forged');
   });
 
   it('accepts an SRS0 address for 21 days, then refuses it as expired, counting days modulo 1024', () => {

@@ -25,17 +25,19 @@ const SRS1_LOCAL_PART = /^srs1[=+-]/i;
  * `SRS1=HHHH=first-forwarder==HHHH=TT=domain=local@forwarder` for a sender another forwarder rewrote already.
  * HHHH is base64 HMAC-SHA1 over the lower-cased parts (MTAs may lower-case local parts), compared case-insensitively;
  * TT is the day number modulo 1024 in base32.
+ * Given several secrets (as postsrsd is), the first one hashes every address and any of them verifies one: after a key
+ * rotation, bounces to addresses made under the previous key still go back.
  */
 export class SenderRewriting {
-  private readonly secret: Buffer;
+  private readonly secrets: Buffer[];
   private readonly maxAgeDays: number;
   private readonly now: () => number;
 
-  constructor(secret: Buffer | string, options: { maxAgeDays?: number; now?: () => number } = {}) {
-    this.secret = Buffer.from(secret);
+  constructor(secret: Buffer | string | readonly (Buffer | string)[], options: { maxAgeDays?: number; now?: () => number } = {}) {
+    this.secrets = (Array.isArray(secret) ? secret : [secret]).map((s: Buffer | string) => Buffer.from(s));
     this.maxAgeDays = options.maxAgeDays ?? 21;
     this.now = options.now ?? Date.now;
-    if (this.secret.length === 0) throw new Error('The SRS secret is empty');
+    if (this.secrets.length === 0 || this.secrets.some((s) => s.length === 0)) throw new Error('The SRS secret is empty');
     if (!Number.isInteger(this.maxAgeDays) || this.maxAgeDays < 0 || this.maxAgeDays >= STAMP_SLOTS) {
       throw new Error(`maxAgeDays must be an integer from 0 to ${STAMP_SLOTS - 1}`);
     }
@@ -108,21 +110,26 @@ export class SenderRewriting {
   }
 
   private hash(...parts: string[]): string {
-    const hmac = createHmac('sha1', this.secret);
-    // libsrs2 lower-cases ASCII only (C's tolower), so must we, or non-ASCII local parts would hash differently.
-    for (const part of parts) hmac.update(part.replace(/[A-Z]/g, (c) => c.toLowerCase()));
-    return hmac.digest('base64').slice(0, HASH_LENGTH);
+    return hashOf(this.secrets[0], parts);
   }
 
   /** As libsrs2: at least HASH_LENGTH characters, only the first HASH_LENGTH count, compared case-insensitively. */
   private verifyHash(given: string, address: string, ...parts: string[]): void {
     if (given.length < HASH_LENGTH) throw new SrsError('malformed', `The hash of "${address}" is too short`);
-    const expected = Buffer.from(this.hash(...parts).toLowerCase());
     const actual = Buffer.from(given.slice(0, HASH_LENGTH).toLowerCase());
-    if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) {
-      throw new SrsError('forged', `The hash of "${address}" does not verify`);
-    }
+    const madeWith = (secret: Buffer) => {
+      const expected = Buffer.from(hashOf(secret, parts).toLowerCase());
+      return actual.length === expected.length && timingSafeEqual(actual, expected);
+    };
+    if (!this.secrets.some(madeWith)) throw new SrsError('forged', `The hash of "${address}" does not verify`);
   }
+}
+
+function hashOf(secret: Buffer, parts: string[]): string {
+  const hmac = createHmac('sha1', secret);
+  // libsrs2 lower-cases ASCII only (C's tolower), so must we, or non-ASCII local parts would hash differently.
+  for (const part of parts) hmac.update(part.replace(/[A-Z]/g, (c) => c.toLowerCase()));
+  return hmac.digest('base64').slice(0, HASH_LENGTH);
 }
 
 /** Local part and domain, split at the last `@` (a quoted local part may hold one); no `@`: all local part. */

@@ -104,7 +104,7 @@ export class ListsController {
   @ApiOperation({
     summary: 'Add subscribers',
     description:
-      `The spec's array [{email, name}] or {"subscribers": [...]}, at most ${MAX_SUBSCRIBERS_PER_CALL} entries (more: 400). ` +
+      `An array [{email, name}] or {"subscribers": [...]}, at most ${MAX_SUBSCRIBERS_PER_CALL} entries (more: 400). ` +
       'Addresses are deduplicated case-insensitively, within the call and against the list; one on the list already keeps ' +
       'its status (an unsubscribed address is not re-subscribed) and takes the name given. Invalid entries are listed in ' +
       '`invalid` by index; the valid ones are added all the same.',

@@ -1,7 +1,12 @@
 import { AppConfigService } from '../config/app-config.service';
 import { TrackingTokens } from './tracking-tokens';
 
-const config = (key: string) => AppConfigService.fromEnv({ ENCRYPTION_KEY: key.repeat(64), PUBLIC_URL: 'https://mr.test/' });
+const config = (key: string, previous = '') =>
+  AppConfigService.fromEnv({
+    ENCRYPTION_KEY: key.repeat(64),
+    ENCRYPTION_KEY_PREVIOUS: previous.repeat(64),
+    PUBLIC_URL: 'https://mr.test/',
+  });
 
 describe('TrackingTokens', () => {
   const tokens = new TrackingTokens(config('a'));
@@ -31,5 +36,20 @@ describe('TrackingTokens', () => {
     expect(tokens.verify('c', `${otherLink}.${mac}`)).toBeNull();
     expect(new TrackingTokens(config('b')).verify('c', token)).toBeNull();
     for (const bad of ['', '.', body, `${token}.x`, `${body}.${mac.slice(1)}`, 'x'.repeat(300)]) expect(tokens.verify('c', bad)).toBeNull();
+  });
+
+  it('verifies links made under a previous key, and makes new ones under the current key only', () => {
+    const rotated = new TrackingTokens(config('b', 'a'));
+    const oldClick = tokenOf(tokens.clickUrl('msg_abc123', 4));
+    expect(rotated.verify('c', oldClick)).toEqual({ kind: 'c', messageId: 'msg_abc123', link: 4 });
+    expect(rotated.verify('u', tokenOf(tokens.unsubscribeUrl('msg_abc123')))).toEqual({ kind: 'u', messageId: 'msg_abc123' });
+    expect(rotated.verify('u', oldClick)).toBeNull();
+
+    const fresh = tokenOf(rotated.unsubscribeUrl('msg_abc123'));
+    expect(fresh).toBe(tokenOf(new TrackingTokens(config('b')).unsubscribeUrl('msg_abc123')));
+    expect(tokens.verify('u', fresh)).toBeNull();
+    expect(new TrackingTokens(config('b')).verify('c', oldClick)).toBeNull();
+    expect(new TrackingTokens(config('b', 'c')).verify('c', oldClick)).toBeNull();
+    expect(new TrackingTokens(config('c', 'b')).verify('u', fresh)).toEqual({ kind: 'u', messageId: 'msg_abc123' });
   });
 });

@@ -13,15 +13,17 @@ const MESSAGE_ID = /^msg_[A-Za-z0-9]{1,40}$/;
 /**
  * The tokens of tracking and unsubscribe links (D-22): `<base64url of kind:messageId[:link]>.<base64url MAC>`,
  * MACed with a key derived from ENCRYPTION_KEY. Nothing is stored per link: a token names the message and
- * the link's position in it; a tampered or made-up token verifies to null.
+ * the link's position in it; a tampered or made-up token verifies to null. A token made under an
+ * ENCRYPTION_KEY_PREVIOUS key still verifies: links in mail sent before a key rotation keep working.
  */
 @Injectable()
 export class TrackingTokens {
-  private readonly key: Buffer;
+  /** Current first: it makes every token; the others only verify. */
+  private readonly keys: Buffer[];
   private readonly publicUrl: string;
 
   constructor(config: AppConfigService) {
-    this.key = config.derivedKey('mailroom tracking links v1');
+    this.keys = config.derivedKeys('mailroom tracking links v1');
     this.publicUrl = config.publicUrl;
   }
 
@@ -29,7 +31,7 @@ export class TrackingTokens {
     const body = Buffer.from(target.kind === 'c' ? `c:${target.messageId}:${target.link}` : `${target.kind}:${target.messageId}`).toString(
       'base64url',
     );
-    return `${body}.${this.mac(body).toString('base64url')}`;
+    return `${body}.${macOf(this.keys[0], body).toString('base64url')}`;
   }
 
   /** The target of a token of this kind, or null when it is malformed, of another kind or tampered with. */
@@ -37,7 +39,7 @@ export class TrackingTokens {
     const [body, mac, extra] = token.split('.');
     if (!body || !mac || extra !== undefined || body.length > 200) return null;
     const given = Buffer.from(mac, 'base64url');
-    if (given.length !== MAC_BYTES || !timingSafeEqual(given, this.mac(body))) return null;
+    if (given.length !== MAC_BYTES || !this.keys.some((key) => timingSafeEqual(given, macOf(key, body)))) return null;
     const [tokenKind, messageId, link, rest] = Buffer.from(body, 'base64url').toString('utf8').split(':');
     if (tokenKind !== kind || !MESSAGE_ID.test(messageId ?? '') || rest !== undefined) return null;
     if (kind === 'c') {
@@ -58,8 +60,8 @@ export class TrackingTokens {
   unsubscribeUrl(messageId: string): string {
     return `${this.publicUrl}/u/${this.token({ kind: 'u', messageId })}`;
   }
+}
 
-  private mac(body: string): Buffer {
-    return createHmac('sha256', this.key).update(body).digest().subarray(0, MAC_BYTES);
-  }
+function macOf(key: Buffer, body: string): Buffer {
+  return createHmac('sha256', key).update(body).digest().subarray(0, MAC_BYTES);
 }

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
-import { SecretBox } from '../common/crypto/secret-box';
+import { SecretBox, SecretBoxError } from '../common/crypto/secret-box';
 import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
 import { AppConfigService } from '../config/app-config.service';
 import { webhookAttempts } from '../metrics/metrics';
@@ -205,6 +205,11 @@ export class WebhookDeliveryService {
     } catch (err) {
       if (signal.aborted) return failure(`no answer within ${timeoutMs} ms`);
       if (err instanceof TargetRefused) return failure(err.message);
+      if (err instanceof SecretBoxError) {
+        // The operator's key configuration is not the tenant's business: the log says what, the attempt only that.
+        this.logger.error(`Webhook ${delivery.event_id}: ${err.message}`);
+        return failure('the signing secret could not be opened (the server log says why)');
+      }
       return failure((err as Error).message || String(err));
     }
   }

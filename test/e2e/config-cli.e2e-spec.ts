@@ -5,31 +5,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { readConfigFile } from '../../src/cli/config-file-reader';
+import { type CliRun, runCli } from '../support/cli';
 import { createAccount } from '../support/factories';
 import { createTestApp, TestApp } from '../support/test-app';
+import { databaseUrl, dropDatabase, shortRandom } from '../support/test-env';
 
 const ROOT = join(__dirname, '../..');
 const EXAMPLE = join(ROOT, 'examples/mailroom.yml');
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+const mailroom = runCli;
 
-/** The command line as a user runs it: a child process, the API reached over HTTP. */
-function mailroom(args: string[], env: Record<string, string | undefined>): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['-r', '@swc-node/register', join(ROOT, 'src/cli.ts'), ...args],
-      { cwd: ROOT, env: { PATH: process.env.PATH, NO_COLOR: '1', ...env }, timeout: 30_000 },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-describe('mailroom command line (push, plan, export)', () => {
+describe('mailroom command line (push, plan, export, bootstrap)', () => {
   let t: TestApp;
   let env: Record<string, string>;
   let dir: string;
@@ -51,11 +37,15 @@ describe('mailroom command line (push, plan, export)', () => {
     expect(plan).toMatchObject({ code: 2, stderr: '' });
     expect(plan.stdout).toMatch(/^\+ create\s+domains\.example\.com\.forms\.contact\s+form$/m);
     expect(plan.stdout).toMatch(/^\s+to: "team@example\.com"$/m);
-    expect(plan.stdout).toContain('Plan: 13 to create, 0 to update, 0 to delete.');
+    // The file's one project is one line.
+    expect(plan.stdout.split('\n').filter((line) => /^\+ create\s+\S+\s+project$/.test(line))).toEqual([
+      expect.stringMatching(/^\+ create\s+projects\.acme\s+project$/),
+    ]);
+    expect(plan.stdout).toContain('Plan: 12 to create, 0 to update, 0 to delete.');
 
     const push = await mailroom(['push', EXAMPLE], env);
     expect(push.code).toBe(0);
-    expect(push.stdout).toContain('Applied: 13 to create, 0 to update, 0 to delete.');
+    expect(push.stdout).toContain('Applied: 12 to create, 0 to update, 0 to delete.');
 
     const again = await mailroom(['plan', EXAMPLE], env);
     expect(again).toMatchObject({ code: 0, stdout: 'No changes: the account matches the file.\n' });
@@ -116,13 +106,61 @@ describe('mailroom command line (push, plan, export)', () => {
     });
   });
 
+  it('bootstrap prints an operator admin key (once) that the running service accepts', async () => {
+    const stores = {
+      NODE_ENV: 'test',
+      DATABASE_URL: t.env.DATABASE_URL,
+      REDIS_URL: t.env.REDIS_URL,
+      REDIS_KEY_PREFIX: t.env.REDIS_KEY_PREFIX,
+    };
+    const run = await mailroom(['bootstrap'], stores);
+    expect(run).toMatchObject({ code: 0, stderr: expect.stringContaining('shown once') });
+    const key = run.stdout.trim();
+    expect(key).toMatch(/^svc_sk_admin_[0-9a-f]{64}$/);
+    const accounts = await t.http.get('/admin/accounts').set('Authorization', `Bearer ${key}`);
+    expect(accounts.status).toBe(200);
+    expect(accounts.body.accounts.map((account: { name: string }) => account.name)).toContain('CLI');
+
+    // A second run adds a second key to the same operator account.
+    const again = await mailroom(['bootstrap'], stores);
+    expect(again.stdout.trim()).not.toBe(key);
+    expect((await t.http.get('/admin/accounts').set('Authorization', `Bearer ${again.stdout.trim()}`)).status).toBe(200);
+  });
+
+  it('bootstrap says in one line which store it cannot reach, and which variable names it', async () => {
+    const run = await mailroom(['bootstrap'], {
+      NODE_ENV: 'test',
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:1/mailroom',
+      STARTUP_TIMEOUT_MS: '1000',
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split('\n').at(-1)).toMatch(
+      /^PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:1\/mailroom \(DATABASE_URL\) did not answer within 1 s .*set DATABASE_URL/,
+    );
+    const invalid = await mailroom(['bootstrap'], { NODE_ENV: 'test', PORT: 'abc' });
+    expect(invalid).toMatchObject({ code: 1, stderr: expect.stringContaining('PORT must be an integer number (got "abc")') });
+  });
+
+  it('migrate creates a missing database and applies every migration once, as a start would', async () => {
+    const name = `mailroom_cli_migrate_${shortRandom()}`;
+    try {
+      const first = await mailroom(['migrate'], { NODE_ENV: 'test', DATABASE_URL: databaseUrl(name) });
+      expect(first).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Applied \d+ migration\(s\):\n\w+\d{13}/) });
+      const again = await mailroom(['migrate'], { NODE_ENV: 'test', DATABASE_URL: databaseUrl(name) });
+      expect(again).toMatchObject({ code: 0, stdout: 'No migrations to apply.\n' });
+    } finally {
+      await dropDatabase(name);
+    }
+  });
+
   it('is the package’s bin: `mailroom --help` lists its commands', async () => {
-    const help = await new Promise<Run>((resolve) =>
+    const help = await new Promise<CliRun>((resolve) =>
       execFile(process.execPath, [join(ROOT, 'bin/mailroom.js'), '--help'], { cwd: ROOT }, (error, stdout, stderr) =>
         resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
       ),
     );
     expect(help.code).toBe(0);
-    for (const command of ['push', 'plan', 'export', 'bootstrap']) expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+    for (const command of ['push', 'plan', 'export', 'bootstrap', 'migrate', 'reseal-secrets'])
+      expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
   });
 });

@@ -40,7 +40,6 @@ describe('declarative configuration (PUT /config, GET /config)', () => {
     expect(plan.body).toMatchObject({ applied: false, dryRun: true, prune: false, notInFile: [], notes: [] });
     expect(paths(plan.body.changes).sort()).toEqual(
       [
-        'project',
         'projects.acme',
         'settings.global_limits',
         'domains.example.com',
@@ -55,7 +54,7 @@ describe('declarative configuration (PUT /config, GET /config)', () => {
         'templates.contact-acknowledgment',
       ].sort(),
     );
-    expect(plan.body.summary).toEqual({ create: 13, update: 0, delete: 0 });
+    expect(plan.body.summary).toEqual({ create: 12, update: 0, delete: 0 });
     const rule = plan.body.changes.find((c: Change) => c.path === 'domains.example.com.forwarding.info');
     expect(rule).toEqual({
       action: 'create',
@@ -70,7 +69,7 @@ describe('declarative configuration (PUT /config, GET /config)', () => {
 
   it('applies the file in one push, and pushing it again changes nothing', async () => {
     const applied = await push(admin, example).expect(200);
-    expect(applied.body).toMatchObject({ applied: true, summary: { create: 13, update: 0, delete: 0 } });
+    expect(applied.body).toMatchObject({ applied: true, summary: { create: 12, update: 0, delete: 0 } });
 
     const domain = await t.http.get('/domains/example.com').set(bearer(admin)).expect(200);
     expect(domain.body.status).toBe('verified');

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { METHODS } from 'node:http';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,9 @@ import { PATH_METADATA } from '@nestjs/common/constants';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { PathsExplorer } from '@nestjs/core/router/paths-explorer';
 import { AUTH_REQUIREMENT, type AuthRequirement } from '../../src/common/auth/auth.decorator';
+import { ERROR_STATUS, type ErrorCode } from '../../src/common/errors/error-code';
 import { isRateLimited } from '../../src/common/rate-limit/rate-limit.policy';
+import { internalCitations } from '../support/internal-citations';
 import { createTestApp, TestApp } from '../support/test-app';
 
 const run = promisify(execFile);
@@ -18,7 +21,8 @@ const ERROR_BODY = '#/components/schemas/ErrorBodyDto';
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 interface Response {
-  content?: Record<string, { schema?: { $ref?: string } }>;
+  description?: string;
+  content?: Record<string, { schema?: { $ref?: string }; example?: { error?: { code?: string; details?: Record<string, unknown> } } }>;
 }
 
 interface Operation {
@@ -39,7 +43,12 @@ interface Schema {
   [keyword: string]: unknown;
 }
 
-type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } };
+type Document = {
+  info: { version: string };
+  servers: { url: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Schema>; securitySchemes: Record<string, Record<string, unknown>> };
+};
 
 /** `/domains/:domain` as the document writes it: `/domains/{domain}`. */
 const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}').replace(/(.)\/$/, '$1');
@@ -175,6 +184,39 @@ describe('OpenAPI document', () => {
         .map(([property]) => `${name}.${property}`),
     );
     expect(missing).toEqual([]);
+  });
+
+  it('says its rules in plain words, citing no decision ids, issue numbers or spec the reader has not got', () => {
+    expect(internalCitations(JSON.stringify(doc, null, 1))).toEqual([]);
+  });
+
+  it('labels keys as opaque keys, gives each error status its own example error, and the package’s version', () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(doc.info.version).toBe(version);
+    expect(doc.components.securitySchemes.BearerKey).toEqual({ type: 'http', scheme: 'bearer', description: 'Admin or usage key' });
+    expect(JSON.stringify(doc.components.securitySchemes)).not.toContain('JWT');
+
+    const examples = operationsOf(doc).flatMap(({ route, op }) =>
+      Object.entries(op.responses ?? {})
+        .filter(([status]) => Number(status) >= 400)
+        .map(([status, response]) => ({
+          route,
+          status: Number(status),
+          response,
+          code: response.content?.['application/json']?.example?.error?.code,
+        })),
+    );
+    const wrong = examples.filter(({ status, code }) => !code || ERROR_STATUS[code as ErrorCode] !== status);
+    expect(wrong.map(({ route, status, code }) => `${route} ${status}: ${code}`)).toEqual([]);
+    const codesOf = (status: number) => new Set(examples.filter((e) => e.status === status).map((e) => e.code));
+    expect([...codesOf(401)]).toContain('AUTH_INVALID_KEY');
+    expect([...codesOf(403)]).toContain('FORBIDDEN');
+    expect([...codesOf(429)]).toContain('API_KEY_RATE_LIMIT');
+    // A response that names its code shows that one.
+    const named = examples.find(({ response, status }) => status === 429 && /\bQUOTA_EXCEEDED\b/.test(response.description ?? ''));
+    expect(named?.code).toBe('QUOTA_EXCEEDED');
+    const rateLimited = examples.find(({ code }) => code === 'API_KEY_RATE_LIMIT')!;
+    expect(rateLimited.response.content!['application/json'].example!.error!.details).toMatchObject({ scope: 'api-key', remaining: 0 });
   });
 
   it('passes redocly lint with no error', async () => {

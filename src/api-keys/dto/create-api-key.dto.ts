@@ -130,7 +130,7 @@ export class CreateAuthKeyDto {
   @ApiProperty({
     type: [String],
     example: ['email.send'],
-    description: 'The key type is inferred: usage, unless a permission needs an admin key (D-9).',
+    description: 'The key type is inferred: usage, unless a permission is one only admin keys may hold.',
   })
   @IsArray()
   @ArrayMaxSize(100)

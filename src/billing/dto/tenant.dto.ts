@@ -3,7 +3,7 @@ import { IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { AppException } from '../../common/errors/app.exception';
 
 const TENANT_DESCRIPTION =
-  'The account billed (D-32). An admin key names its own account; only operator admin keys may name another. ' +
+  'The account billed (a tenant is an account id). An admin key names its own account; only operator admin keys may name another. ' +
   'Any other id is 404, like an unknown one.';
 
 /** A tenant id as every billing body carries it. */

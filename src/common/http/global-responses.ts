@@ -1,6 +1,7 @@
 import { getSchemaPath, type OpenAPIObject } from '@nestjs/swagger';
 import type { OperationObject, ParameterObject, ResponseObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { ErrorBodyDto } from '../errors/error-body';
+import { errorExample } from '../errors/error-examples';
 import { isRateLimited } from '../rate-limit/rate-limit.policy';
 
 const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
@@ -20,12 +21,24 @@ function errorResponse(description: string, headers?: ResponseObject['headers'])
  * preflight serves six paths). Responses a route documents itself are kept; a quota's 429 learns that rate limits
  * answer it too.
  */
-export function addGlobalResponses(document: OpenAPIObject): void {
+export function addGlobalResponses(document: OpenAPIObject, documentation: string): void {
   for (const [path, item] of Object.entries(document.paths)) {
     for (const method of OPERATION_METHODS) {
       const operation = item[method];
-      if (operation) completeOperation(method, path, operation);
+      if (!operation) continue;
+      completeOperation(method, path, operation);
+      addErrorExamples(operation, documentation);
     }
+  }
+}
+
+/** Each error response shows its own error: the code its description names, or its status's usual one. */
+function addErrorExamples(operation: OperationObject, documentation: string): void {
+  for (const [status, response] of Object.entries(operation.responses) as [string, ResponseObject][]) {
+    const content = response.content?.['application/json'];
+    if (Number(status) < 400 || !content || content.example || content.examples) continue;
+    const example = errorExample(Number(status), response.description ?? '', documentation);
+    if (example) content.example = example;
   }
 }
 

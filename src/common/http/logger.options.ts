@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Params } from 'nestjs-pino';
 import { AppConfigService } from '../../config/app-config.service';
+import { rootLogger } from '../logging/root-logger';
 
 /** pino-http's serialised request, which its `req` serializer is given. */
 interface SerializedRequest {
@@ -24,11 +25,11 @@ export function requestId(request: Request, response: Response, next: NextFuncti
   next();
 }
 
-/** Structured JSON logs, each line with the request's id. */
+/** Structured JSON logs (the thread's root logger), each line with the request's id. */
 export function loggerOptions(config: AppConfigService): Params {
   return {
     pinoHttp: {
-      level: config.env.LOG_LEVEL,
+      logger: rootLogger(config.logSettings),
       genReqId: (request: IncomingMessage & { id?: unknown }, response: ServerResponse) =>
         request.id ?? (response.getHeader('X-Request-Id') as string | undefined) ?? randomUUID(),
       // What a request's lines say about it: no headers. They carry keys, tokens and cookies that a list of names

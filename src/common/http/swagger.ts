@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { Request } from 'express';
 import { ERROR_STATUS } from '../errors/error-code';
 import { ErrorBodyDto } from '../errors/error-body';
 import { AppConfigService } from '../../config/app-config.service';
@@ -8,6 +11,24 @@ import { addGlobalResponses } from './global-responses';
 const errorsTable = Object.entries(ERROR_STATUS)
   .map(([code, status]) => `| \`${code}\` | ${status} |`)
   .join('\n');
+
+/** The version of the API is the package's: one number, in package.json. */
+const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+
+/** A Host header that can stand in a URL (a name or address and a port). */
+const HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
+
+/**
+ * The document as a request sees it: the origin it was fetched from is its first server, so that Swagger UI's "Try
+ * it out" calls the address that served the page (behind a proxy, or on another port than PUBLIC_URL says).
+ */
+export function servedFrom(request: Request, document: OpenAPIObject): OpenAPIObject {
+  const host = request.get('host');
+  if (!host || !HOST.test(host)) return document;
+  const origin = `${request.protocol}://${host}`;
+  if (document.servers?.some((server) => server.url === origin)) return document;
+  return { ...document, servers: [{ url: origin, description: 'The address this page was served from' }, ...(document.servers ?? [])] };
+}
 
 /** Swagger UI at /docs, the OpenAPI document at /docs-json. */
 export function setupSwagger(app: INestApplication, config: AppConfigService): void {
@@ -43,17 +64,23 @@ export function setupSwagger(app: INestApplication, config: AppConfigService): v
           errorsTable,
         ].join('\n'),
       )
-      .setVersion('1.0')
+      .setVersion(VERSION)
       .setLicense('MIT', 'https://opensource.org/license/mit')
-      .addServer(config.publicUrl)
-      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Admin or usage key' }, 'BearerKey')
+      .addServer(config.publicUrl, 'PUBLIC_URL')
+      // addBearerAuth() would label the keys JWTs; they are opaque keys.
+      .addSecurity('BearerKey', { type: 'http', scheme: 'bearer', description: 'Admin or usage key' })
       .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'Admin or usage key' }, 'ApiKeyHeader')
       .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Public-Token', description: 'Public token' }, 'PublicToken')
       .addBasicAuth({ type: 'http', scheme: 'basic', description: 'Any user name, an operator admin key as the password' }, 'OperatorBasic')
-      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN (GET /metrics only)' }, 'MetricsToken')
+      .addSecurity('MetricsToken', { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN (GET /metrics only)' })
       .build(),
     { extraModels: [ErrorBodyDto] },
   );
-  addGlobalResponses(document);
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', customSiteTitle: 'Mailroom API' });
+  addGlobalResponses(document, `${config.publicUrl}/docs#errors`);
+  SwaggerModule.setup('docs', app, document, {
+    jsonDocumentUrl: 'docs-json',
+    customSiteTitle: 'Mailroom API',
+    patchDocumentOnRequest: <TRequest>(request: TRequest, _response: unknown, served: OpenAPIObject) =>
+      servedFrom(request as Request, served),
+  });
 }

@@ -42,12 +42,15 @@ export class AttachmentDto {
 }
 
 export class TrackingDto {
-  @ApiPropertyOptional({ description: 'Count opens: the HTML part gets a 1×1 pixel (D-22).' })
+  @ApiPropertyOptional({ description: 'Count opens: the HTML part gets a 1×1 pixel.' })
   @IsOptional()
   @IsBoolean()
   opens?: boolean;
 
-  @ApiPropertyOptional({ description: 'Count clicks: every http(s) link of the HTML part is rewritten to pass through Mailroom (D-22).' })
+  @ApiPropertyOptional({
+    description:
+      'Count clicks: every http(s) link of the HTML part is rewritten to pass through Mailroom, which redirects to the original URL.',
+  })
   @IsOptional()
   @IsBoolean()
   clicks?: boolean;
@@ -166,7 +169,7 @@ export class SendEmailDto {
 
   @ApiPropertyOptional({
     type: TrackingDto,
-    description: 'Open, click and unsubscribe tracking (D-22); any of them also adds the List-Unsubscribe headers.',
+    description: 'Open, click and unsubscribe tracking; any of them also adds the List-Unsubscribe headers.',
   })
   @IsOptional()
   @ValidateNested()
@@ -176,7 +179,7 @@ export class SendEmailDto {
   @ApiPropertyOptional({
     example: 'list_4fQ2mT0kLw2sZr8NcY1pXb',
     description:
-      'Send to a mailing list instead of `to` (D-15): one message per subscribed, unsuppressed subscriber, rendered from ' +
+      'Send to a mailing list instead of `to`: one message per subscribed, unsuppressed subscriber, rendered from ' +
       '`template` (or subject and html/text, as Handlebars) with the variables plus email, name, subscriber {email, name} ' +
       'and unsubscribeUrl. The answer is a list send (listSendId, queued); the messages are made in the background. cc, ' +
       'bcc and attachments are refused with a list.',

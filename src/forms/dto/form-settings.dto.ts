@@ -113,7 +113,10 @@ export class FormSettingsDto {
     example: { per_ip: { hourly: 5 }, messages: { ip_limited: 'Please try again in an hour.' } },
     type: 'object',
     additionalProperties: true,
-    description: 'The spec’s per-form rate_limiting block (per_ip, total_submissions, burst, …), kept as given',
+    description:
+      'Per-form rate_limiting block (per_ip, total_submissions, burst, messages, …), stored as given. Only ' +
+      'messages.global_limited is applied: the message of the 429 when an account quota refuses a post to this form. ' +
+      'The per-IP limit of posts is rateLimit.',
   })
   rate_limiting?: Record<string, unknown>;
 }

@@ -27,8 +27,7 @@ export class InstantFormsController {
   @Auth({ keyTypes: ['admin', 'usage'], permission: 'forms.write' })
   @ApiOperation({
     summary: 'Create an instant form',
-    description:
-      'The address gets a confirmation link; until it is followed, submissions are stored (held) and nothing is delivered (D-29).',
+    description: 'The address gets a confirmation link; until it is followed, submissions are stored (held) and nothing is delivered.',
   })
   @ApiCreatedResponse({ type: FormDto })
   @ApiBadRequestResponse({ type: ErrorBodyDto })

@@ -98,6 +98,24 @@ describe('ChallengeService', () => {
     }
   });
 
+  it('accepts a challenge signed under a previous key (ENCRYPTION_KEY_PREVIOUS) and signs new ones with the current key only', async () => {
+    const [oldKey, newKey, unknownKey] = ['ab', 'cd', 'ef'].map((hex) => hex.repeat(32));
+    const env = { NODE_ENV: 'test', REDIS_URL, REDIS_KEY_PREFIX: prefix };
+    const before = new ChallengeService(AppConfigService.fromEnv({ ...env, ENCRYPTION_KEY: oldKey }), redis);
+    const during = new ChallengeService(
+      AppConfigService.fromEnv({ ...env, ENCRYPTION_KEY: newKey, ENCRYPTION_KEY_PREVIOUS: oldKey }),
+      redis,
+    );
+    const unknown = new ChallengeService(AppConfigService.fromEnv({ ...env, ENCRYPTION_KEY: unknownKey }), redis);
+
+    await expect(during.verify('form_1', await solve(await before.create('form_1')))).resolves.toBeUndefined();
+    await expect(during.verify('form_1', await solve(await unknown.create('form_1')))).rejects.toMatchObject(rejection(/wrong/));
+    const fresh = await solve(await during.create('form_1'));
+    await expect(before.verify('form_1', fresh)).rejects.toMatchObject(rejection(/wrong/));
+    const after = new ChallengeService(AppConfigService.fromEnv({ ...env, ENCRYPTION_KEY: newKey }), redis);
+    await expect(after.verify('form_1', fresh)).resolves.toBeUndefined();
+  });
+
   it.each([
     ['no field', undefined, /missing/],
     ['an empty field', '  ', /missing/],

@@ -21,21 +21,23 @@ const REPLAY_CHECK_TIMEOUT_MS = 500;
 @Injectable()
 export class ChallengeService {
   private readonly logger = new Logger(ChallengeService.name);
-  private readonly hmacKey: string;
+  /** One per key of `config.encryptionKeys`, current first: it signs every challenge; the others only verify. */
+  private readonly hmacKeys: string[];
 
   constructor(
     config: AppConfigService,
     private readonly redis: RedisService,
   ) {
-    // SecretBox keeps its key to itself; derive a key for this purpose only from the same ENCRYPTION_KEY.
-    this.hmacKey = createHmac('sha256', config.encryptionKey).update('altcha-challenge').digest('hex');
+    // A key for this purpose only, from each encryption key (the same list derivedKeys maps over). It keeps the
+    // derivation it had before derivedKeys existed, so that challenges already open in browsers survive an upgrade.
+    this.hmacKeys = config.encryptionKeys.map((key) => createHmac('sha256', key).update('altcha-challenge').digest('hex'));
   }
 
   /** A challenge for the form's widget. The form id and expiry ride in the signed salt. */
   async create(formId: string, ttlMs: number = CHALLENGE_TTL_MS): Promise<ChallengeDto> {
     const challenge = await createChallenge({
       algorithm: ALGORITHM,
-      hmacKey: this.hmacKey,
+      hmacKey: this.hmacKeys[0],
       maxnumber: CHALLENGE_MAX_NUMBER,
       expires: new Date(Date.now() + ttlMs),
       params: { formId },
@@ -49,12 +51,18 @@ export class ChallengeService {
     const solution = parsePayload(payload);
     if (!solution) throw failed('The challenge solution is malformed');
     // The salt, and with it formId and expires, is covered by the signature: check it first, then trust them.
-    if (!(await verifySolution(solution, this.hmacKey, false))) throw failed('The challenge solution is wrong');
+    if (!(await this.signedByUs(solution))) throw failed('The challenge solution is wrong');
     const params = extractParams(solution);
     if (params.formId !== formId) throw failed('The challenge was issued for another form');
     const expiresAt = Number(params.expires) * 1000;
     if (!(expiresAt > Date.now())) throw failed('The challenge has expired');
     if (!(await this.claim(solution.signature, expiresAt - Date.now()))) throw failed('The challenge was already used');
+  }
+
+  /** A solution of a challenge signed with any of our keys: those made before a key rotation still verify. */
+  private async signedByUs(solution: Payload): Promise<boolean> {
+    for (const key of this.hmacKeys) if (await verifySolution(solution, key, false)) return true;
+    return false;
   }
 
   /**

@@ -44,7 +44,7 @@ export class UpdateAccountSettingsDto {
     type: GlobalLimitsPatchDto,
     nullable: true,
     description:
-      'Account-wide caps (spec "Form submission limits"); past one, sends and form posts get 429 ACCOUNT_QUOTA_EXCEEDED. null removes all three.',
+      'Account-wide caps on emails and form submissions together, per UTC hour, day and month; past one, sends and form posts get 429 ACCOUNT_QUOTA_EXCEEDED. null removes all three.',
   })
   @IsOptional()
   @IsObject()

@@ -6,7 +6,7 @@ import { TEMPLATE_NAME_PATTERN } from '../templates.service';
 const NAME_RULE = '1-100 letters, digits, _ . or -, starting with a letter or digit; unique in the account';
 const PART_LIMIT = 'At most 512 KB.';
 const TYPE_RULE =
-  'email (default): Handlebars, sent with /email/send. form / acknowledgment: Liquid (D-28), the notification and ' +
+  'email (default): Handlebars, sent with /email/send. form / acknowledgment: Liquid, the notification and ' +
   'acknowledgment emails of form submissions; in their html every value is HTML-escaped and there is no raw filter.';
 
 export class CreateTemplateDto {

@@ -1,0 +1,128 @@
+import { DataSource, EntityManager } from 'typeorm';
+import { CryptoModule } from '../common/crypto/crypto.module';
+import { SecretBox, SecretBoxError } from '../common/crypto/secret-box';
+import { Domain } from '../domains/domain.entity';
+import { Webhook } from '../webhooks/webhook.entity';
+import { withDatabaseContext } from './database-context';
+
+interface SealedColumn {
+  /** What the values are, as the command's output names them: all of them, and one. */
+  kind: string;
+  one: string;
+  entity: new () => object;
+  property: string;
+}
+
+function sealed<T extends object>(kind: string, one: string, entity: new () => T, property: keyof T & string): SealedColumn {
+  return { kind, one, entity, property };
+}
+
+/** Every column that holds a SecretBox value. A new sealed column belongs here, or a key rotation would lose it. */
+export const SEALED_COLUMNS: readonly SealedColumn[] = [
+  sealed('DKIM private keys', 'DKIM private key', Domain, 'dkimPrivateKey'),
+  sealed('webhook secrets', 'webhook secret', Webhook, 'secret'),
+  sealed('previous webhook secrets', 'previous webhook secret', Webhook, 'previousSecret'),
+];
+
+export interface ResealCount {
+  kind: string;
+  /** Sealed under a previous key and re-sealed under ENCRYPTION_KEY (with --dry-run: would be). */
+  resealed: number;
+  /** Already sealed under ENCRYPTION_KEY: left as they are. */
+  current: number;
+}
+
+/** Values no configured key opens: the run changes nothing and names where they are (ids only, never a key). */
+export class UnreadableSecretsError extends Error {
+  constructor(readonly places: string[]) {
+    const shown = places.slice(0, 5).join(', ') + (places.length > 5 ? `, and ${places.length - 5} more` : '');
+    super(
+      `${places.length} sealed value${places.length === 1 ? '' : 's'} (${shown}) open${places.length === 1 ? 's' : ''} with neither ` +
+        'ENCRYPTION_KEY nor any key in ENCRYPTION_KEY_PREVIOUS: add the key they were sealed with to ENCRYPTION_KEY_PREVIOUS ' +
+        'and run again. Nothing was changed.',
+    );
+    this.name = 'UnreadableSecretsError';
+  }
+}
+
+/**
+ * Re-seals every sealed value under ENCRYPTION_KEY, in one transaction: each is opened with whichever configured key
+ * fits and sealed again with the current one; values already under it are left alone, so a second run changes
+ * nothing. The rows are locked first, so a webhook secret rotated meanwhile is neither lost nor left under an old key.
+ * If any value opens with none of the keys, nothing is written (UnreadableSecretsError).
+ */
+export async function resealAll(dataSource: DataSource, box: SecretBox, options: { dryRun: boolean }): Promise<ResealCount[]> {
+  return dataSource.transaction(async (manager) => {
+    const unreadable: string[] = [];
+    const work: { column: SealedColumn; updates: { id: string; value: string }[]; current: number }[] = [];
+    for (const column of SEALED_COLUMNS) {
+      const updates: { id: string; value: string }[] = [];
+      let current = 0;
+      for (const row of await sealedValues(manager, column)) {
+        try {
+          const resealed = box.reseal(row.value);
+          if (resealed === null) current++;
+          else updates.push({ id: row.id, value: resealed });
+        } catch (err) {
+          if (!(err instanceof SecretBoxError)) throw err;
+          unreadable.push(`${column.one} of ${row.id}`);
+        }
+      }
+      work.push({ column, updates, current });
+    }
+    if (unreadable.length > 0) throw new UnreadableSecretsError(unreadable);
+    if (!options.dryRun) for (const { column, updates } of work) await write(manager, column, updates);
+    return work.map(({ column, updates, current }) => ({ kind: column.kind, resealed: updates.length, current }));
+  });
+}
+
+function where(manager: EntityManager, column: SealedColumn): { table: string; name: string } {
+  const metadata = manager.connection.getMetadata(column.entity);
+  const name = metadata.findColumnWithPropertyName(column.property)?.databaseName;
+  if (!name) throw new Error(`${metadata.name} has no column ${column.property}`);
+  return { table: metadata.tableName, name };
+}
+
+async function sealedValues(manager: EntityManager, column: SealedColumn): Promise<{ id: string; value: string }[]> {
+  const { table, name } = where(manager, column);
+  return manager.query(`SELECT id, "${name}" AS value FROM "${table}" WHERE "${name}" IS NOT NULL ORDER BY id FOR UPDATE`);
+}
+
+/** One statement per column; updated_at is left alone: nothing the user set has changed. */
+async function write(manager: EntityManager, column: SealedColumn, updates: { id: string; value: string }[]): Promise<void> {
+  if (updates.length === 0) return;
+  const { table, name } = where(manager, column);
+  await manager.query(
+    `UPDATE "${table}" AS t SET "${name}" = v.value FROM unnest($1::varchar[], $2::text[]) AS v(id, value) WHERE t.id = v.id`,
+    [updates.map((u) => u.id), updates.map((u) => u.value)],
+  );
+}
+
+/** The counts as the command prints them; with previous keys configured, how long to keep them. */
+export function formatResealCounts(counts: ResealCount[], options: { dryRun: boolean; previousKeys: boolean }): string {
+  const { dryRun } = options;
+  const width = Math.max(...counts.map((c) => c.kind.length));
+  const lines = counts.map(
+    (c) =>
+      `${`${c.kind}:`.padEnd(width + 1)} ${c.resealed} ${dryRun ? 'to re-seal' : 're-sealed'}, ${c.current} already under ENCRYPTION_KEY`,
+  );
+  lines.push(dryRun ? 'Dry run: nothing was changed.' : 'Every sealed secret is now under ENCRYPTION_KEY.');
+  if (!dryRun && options.previousKeys) {
+    lines.push(
+      'Keep ENCRYPTION_KEY_PREVIOUS set for at least 30 days after the new key was deployed: links, unsubscribe links and ' +
+        'return paths in mail sent under the old key need it.',
+    );
+  }
+  return lines.join('\n');
+}
+
+/**
+ * `mailroom reseal-secrets`: after ENCRYPTION_KEY changed (the old key in ENCRYPTION_KEY_PREVIOUS), seals every
+ * secret in the database under the new key. Talks to the database directly (DATABASE_URL), like `bootstrap`.
+ */
+export function resealSecrets(options: { dryRun: boolean }): Promise<string> {
+  return withDatabaseContext([CryptoModule], ['postgres'], async (app, config) => {
+    const counts = await resealAll(app.get(DataSource), app.get(SecretBox), options);
+    return formatResealCounts(counts, { dryRun: options.dryRun, previousKeys: config.previousEncryptionKeys.length > 0 });
+  });
+}
