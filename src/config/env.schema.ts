@@ -18,6 +18,8 @@ import type { LogSettings } from '../common/logging/root-logger';
 import { redisUrlProblem } from '../redis/redis-url';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+/** An encryption key: 32 bytes as 64 hex characters or base64. */
+const ENCRYPTION_KEY_SHAPE = '([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=?)';
 
 /** A variable as the environment gives it, or the schema's own default. */
 type EnvValue = string | number | boolean | undefined;
@@ -189,7 +191,7 @@ export class EnvSchema {
    * characters or base64.
    */
   @IsOptional()
-  @Matches(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=?)$/, { message: 'ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64' })
+  @Matches(new RegExp(`^${ENCRYPTION_KEY_SHAPE}$`), { message: 'ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64' })
   ENCRYPTION_KEY?: string = undefined;
 
   /**
@@ -198,7 +200,7 @@ export class EnvSchema {
    * SRS addresses and form challenges made under one still verify. Nothing new is sealed or MACed with them.
    */
   @IsOptional()
-  @Matches(/^\s*([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=?)(\s*,\s*([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=?))*\s*$/, {
+  @Matches(new RegExp(`^\\s*${ENCRYPTION_KEY_SHAPE}(\\s*,\\s*${ENCRYPTION_KEY_SHAPE})*\\s*$`), {
     message: 'ENCRYPTION_KEY_PREVIOUS must be a comma-separated list of keys, each 32 bytes as 64 hex characters or base64',
   })
   ENCRYPTION_KEY_PREVIOUS?: string = undefined;
@@ -421,16 +423,20 @@ export class ConfigurationError extends Error {
   }
 }
 
-/** Variables whose values are never repeated in a message. */
-const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD/;
+/** Variables whose values are never repeated in a message (KEY_PREFIX is no secret; ENCRYPTION_KEY_PREVIOUS is). */
+const SECRET_NAME = /(KEY|SECRET|TOKEN|PASSWORD)(_PREVIOUS)?$/;
 /** Constraints that say what kind of value is wanted: when one fails, the others (ranges) say nothing more. */
 const TYPE_CONSTRAINTS = ['isInt', 'isNumber', 'isBoolean', 'isIn', 'isUrl', 'matches', 'isString'];
+
+/** A URL as a message may show it: its password masked (any other text is left as it is). */
+export function maskedUrl(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@\s]*:)[^@/\s]+@/i, '$1***@');
+}
 
 /** The value as a message may show it, a URL's password masked; null for a secret, which is never shown. */
 export function shownValue(name: string, value: unknown): string | null {
   if (SECRET_NAME.test(name)) return null;
-  const text = String(value);
-  const masked = text.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@\s]*:)[^@/\s]+@/i, '$1***@');
+  const masked = maskedUrl(String(value));
   return JSON.stringify(masked.length > 200 ? `${masked.slice(0, 200)}…` : masked);
 }
 

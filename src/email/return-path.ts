@@ -1,5 +1,6 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { madeWithAnyKey } from '../common/crypto/any-key';
 import { AppConfigService } from '../config/app-config.service';
 
 const LOCAL_PREFIX = 'bounces+';
@@ -49,12 +50,7 @@ export class ReturnPaths {
     const messageId = MESSAGE_PREFIX + idBytes.toString('latin1');
     if (!MESSAGE_ID.test(messageId)) return null;
     // Comparing whole tokens also refuses other spellings of the same id (spare bits set in the last base32 character).
-    const given = Buffer.from(token);
-    const madeWith = (key: Buffer) => {
-      const expected = Buffer.from(tokenOf(key, messageId));
-      return given.length === expected.length && timingSafeEqual(given, expected);
-    };
-    return this.keys.some(madeWith) ? messageId : null;
+    return madeWithAnyKey(Buffer.from(token), this.keys, (key) => Buffer.from(tokenOf(key, messageId))) ? messageId : null;
   }
 }
 

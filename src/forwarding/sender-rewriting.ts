@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { madeWithAnyKey } from '../common/crypto/any-key';
 
 /** Why an SRS address was refused: not SRS or cut short (`malformed`), a hash we did not make (`forged`), too old (`expired`). */
 export class SrsError extends Error {
@@ -117,11 +118,8 @@ export class SenderRewriting {
   private verifyHash(given: string, address: string, ...parts: string[]): void {
     if (given.length < HASH_LENGTH) throw new SrsError('malformed', `The hash of "${address}" is too short`);
     const actual = Buffer.from(given.slice(0, HASH_LENGTH).toLowerCase());
-    const madeWith = (secret: Buffer) => {
-      const expected = Buffer.from(hashOf(secret, parts).toLowerCase());
-      return actual.length === expected.length && timingSafeEqual(actual, expected);
-    };
-    if (!this.secrets.some(madeWith)) throw new SrsError('forged', `The hash of "${address}" does not verify`);
+    if (!madeWithAnyKey(actual, this.secrets, (secret) => Buffer.from(hashOf(secret, parts).toLowerCase())))
+      throw new SrsError('forged', `The hash of "${address}" does not verify`);
   }
 }
 

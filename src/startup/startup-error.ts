@@ -9,11 +9,6 @@ export class StartupError extends Error {
   }
 }
 
-/** A URL as a message may show it: its password masked. */
-export function maskedUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@\s]*:)[^@/\s]+@/i, '$1***@');
-}
-
 /** The one-line reason of a failed listen(): a port in use or not ours to take, named by its variable. */
 export function listenError(err: unknown, variable: string, port: number): StartupError | null {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;

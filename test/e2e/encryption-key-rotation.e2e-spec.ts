@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, IncomingHttpHeaders, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { dkimVerify } from 'mailauth';
 import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
@@ -18,13 +16,13 @@ import {
   testRunId,
 } from '../support/test-env';
 import { waitForValue } from '../support/wait-for';
+import { type ReceivedHook, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 const PUBLIC_URL = 'http://mailroom.test';
 
-interface ReceivedHook {
-  headers: IncomingHttpHeaders;
-  raw: string;
-  body: { type?: string; messageId?: string };
+interface HookBody {
+  type?: string;
+  messageId?: string;
 }
 
 const mailroom = runCli;
@@ -40,9 +38,8 @@ describe('rotating ENCRYPTION_KEY', () => {
   const domain = `${shortRandom()}.rotation.test`;
   let databaseName: string;
   let sink: SmtpSink;
-  let receiver: Server;
+  let receiver: WebhookReceiver<HookBody>;
   let hooksUrl: string;
-  const hooks: ReceivedHook[] = [];
   let redisPrefix: string;
   let t: TestApp | undefined;
 
@@ -78,28 +75,19 @@ describe('rotating ENCRYPTION_KEY', () => {
     databaseName = await cloneTemplateDatabase();
     redisPrefix = `${redisPrefixOfRun(testRunId())}${shortRandom()}:`;
     sink = await startSmtpSink();
-    receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        hooks.push({ headers: req.headers, raw, body: JSON.parse(raw) });
-        res.end('thanks');
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    hooksUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    receiver = await startWebhookReceiver<HookBody>();
+    hooksUrl = `${receiver.base}/hooks`;
   });
 
   afterAll(async () => {
     await t?.close();
     await sink.close();
-    await new Promise((resolve) => receiver.close(resolve));
+    await receiver.close();
     await dropDatabase(databaseName);
   });
 
   /** Sends a tracked email from the domain; answers the email as the provider got it and the `sent` webhook for it. */
-  async function deliver(app: TestApp): Promise<{ mail: ReceivedMail; hook: ReceivedHook }> {
+  async function deliver(app: TestApp): Promise<{ mail: ReceivedMail; hook: ReceivedHook<HookBody> }> {
     const subject = `rotation ${shortRandom()}`;
     const res = await app.http
       .post('/email/send')
@@ -114,7 +102,7 @@ describe('rotating ENCRYPTION_KEY', () => {
       .expect(200);
     const mail = await sink.waitFor((m) => m.parsed?.subject === subject);
     const hook = await waitForValue('the sent webhook', () =>
-      hooks.find((h) => h.body.type === 'sent' && h.body.messageId === res.body.messageId),
+      receiver.received.find((h) => h.body.type === 'sent' && h.body.messageId === res.body.messageId),
     );
     return { mail, hook };
   }
@@ -130,7 +118,7 @@ describe('rotating ENCRYPTION_KEY', () => {
   }
 
   /** Which of the webhook's secrets signed the delivery (Standard Webhooks, as a receiver checks it). */
-  function signedWith(hook: ReceivedHook): string[] {
+  function signedWith(hook: ReceivedHook<HookBody>): string[] {
     return Object.entries({ oldSecret, newSecret })
       .filter(([, secret]) => {
         try {

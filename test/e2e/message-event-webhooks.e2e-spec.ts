@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, IncomingHttpHeaders, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { createVerifiedDomain } from '../support/email-fixtures';
@@ -8,23 +6,20 @@ import { bearer, createAccount } from '../support/factories';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
 import { waitForValue } from '../support/wait-for';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 const PROVIDER_SECRET = 'provider-secret-for-the-event-webhooks-test';
 const DESKTOP_BROWSER =
   'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15';
 
-interface ReceivedHook {
-  headers: IncomingHttpHeaders;
-  raw: string;
-  body: {
-    id: string;
-    type: string;
-    messageId?: string;
-    recipient?: string | null;
-    machine?: boolean;
-    detail?: string | null;
-    metadata?: Record<string, string>;
-  };
+interface HookBody {
+  id: string;
+  type: string;
+  messageId?: string;
+  recipient?: string | null;
+  machine?: boolean;
+  detail?: string | null;
+  metadata?: Record<string, string>;
 }
 
 /**
@@ -35,24 +30,14 @@ interface ReceivedHook {
 describe('message events → signed webhooks', () => {
   let t: TestApp;
   let sink: SmtpSink;
-  let receiver: Server;
-  const received: ReceivedHook[] = [];
+  let receiver: WebhookReceiver<HookBody>;
   let owner: { accountId: string; adminKey: string };
   let domain: string;
   let secret: string;
 
   beforeAll(async () => {
     sink = await startSmtpSink();
-    receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        received.push({ headers: req.headers, raw, body: JSON.parse(raw) });
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receiver = await startWebhookReceiver<HookBody>();
     t = await createTestApp({
       env: {
         SMTP_URL: sink.url,
@@ -64,7 +49,7 @@ describe('message events → signed webhooks', () => {
     owner = await createAccount(t, 'Events');
     domain = `${randomBytes(4).toString('hex')}.events.test`;
     await createVerifiedDomain(t, owner.accountId, domain);
-    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    const url = `${receiver.base}/hooks`;
     const registered = await t.http
       .post('/email/webhooks')
       .set(bearer(owner.adminKey))
@@ -76,13 +61,13 @@ describe('message events → signed webhooks', () => {
   afterAll(async () => {
     await t.close();
     await sink.close();
-    await new Promise((resolve) => receiver.close(resolve));
+    await receiver.close();
   });
 
   /** The webhook of this type for this message, once it arrived; its signature must verify. */
-  async function hook(type: string, messageId: string): Promise<ReceivedHook['body']> {
+  async function hook(type: string, messageId: string): Promise<HookBody> {
     const arrived = await waitForValue(`a ${type} webhook for ${messageId}`, () =>
-      received.find((h) => h.body.type === type && h.body.messageId === messageId),
+      receiver.received.find((h) => h.body.type === type && h.body.messageId === messageId),
     );
     const headers = {
       'webhook-id': String(arrived.headers['webhook-id']),
@@ -172,7 +157,7 @@ describe('message events → signed webhooks', () => {
     expect(await hook('unsubscribed', messageId)).toMatchObject({ recipient: 'leaver@example.org' });
     // The publisher polls every 50 ms: a second webhook would have arrived by now.
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(received.filter((h) => h.body.type === 'unsubscribed' && h.body.messageId === messageId)).toHaveLength(1);
+    expect(receiver.received.filter((h) => h.body.type === 'unsubscribed' && h.body.messageId === messageId)).toHaveLength(1);
   });
 
   it("the provider's delivered, bounced and complained events become signed webhooks and move the message", async () => {

@@ -1,19 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, IncomingHttpHeaders, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount, createKey } from '../support/factories';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
 import { waitForValue } from '../support/wait-for';
-
-interface ReceivedHook {
-  path: string;
-  headers: IncomingHttpHeaders;
-  raw: string;
-  body: Record<string, unknown>;
-}
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 interface Delivery {
   id: string;
@@ -37,31 +29,16 @@ interface Delivery {
 describe('webhooks', () => {
   let t: TestApp;
   let sink: SmtpSink;
-  let receiver: Server;
+  let receiver: WebhookReceiver<Record<string, unknown>>;
   let base: string;
-  const received: ReceivedHook[] = [];
-  /** Status the receiver answers per path (200 unless set). */
-  const answers = new Map<string, number>();
   let owner: { accountId: string; adminKey: string };
   let domain: string;
   const unique = () => randomBytes(4).toString('hex');
 
   beforeAll(async () => {
     sink = await startSmtpSink();
-    receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        const path = req.url ?? '';
-        received.push({ path, headers: req.headers, raw, body: JSON.parse(raw) });
-        res.statusCode = answers.get(path) ?? 200;
-        if (res.statusCode === 302) res.setHeader('location', `${base}/redirected`);
-        res.end(res.statusCode === 200 ? 'thanks' : 'receiver down');
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    receiver = await startWebhookReceiver();
+    base = receiver.base;
     t = await createTestApp({
       env: {
         SMTP_URL: sink.url,
@@ -78,7 +55,7 @@ describe('webhooks', () => {
   afterAll(async () => {
     await t.close();
     await sink.close();
-    await new Promise((resolve) => receiver.close(resolve));
+    await receiver.close();
   });
 
   async function register(body: Record<string, unknown>, key = owner.adminKey): Promise<{ id: string; secret: string }> {
@@ -101,7 +78,7 @@ describe('webhooks', () => {
     return res.body.deliveries;
   }
 
-  const hooksAt = (path: string) => received.filter((hook) => hook.path === path);
+  const hooksAt = (path: string) => receiver.received.filter((hook) => hook.path === path);
   const hookFor = (path: string, messageId: string) =>
     waitForValue(`a webhook at ${path}`, () => hooksAt(path).find((hook) => hook.body.messageId === messageId));
 
@@ -313,7 +290,7 @@ describe('webhooks', () => {
     });
 
     it('retries a failing receiver on the schedule, lists every attempt, fails, and delivers again on replay with the same id', async () => {
-      answers.set('/failing', 500);
+      receiver.answers.set('/failing', 500);
       const hook = await register({ url: `${base}/failing`, events: ['sent'] });
       const messageId = await send();
 
@@ -345,7 +322,7 @@ describe('webhooks', () => {
         .expect(200);
       expect(onlyFailed.body.deliveries.map((d: Delivery) => d.id)).toEqual([failed.id]);
 
-      answers.set('/failing', 200);
+      receiver.answers.set('/failing', 200);
       const replay = await t.http.post(`/email/webhooks/${hook.id}/deliveries/${failed.id}/replay`).set(bearer(owner.adminKey)).expect(202);
       expect(replay.body).toMatchObject({ id: failed.id, eventId: failed.eventId, status: 'pending', attempts: failed.attempts });
       const replayed = await waitForValue('the replay to succeed', async () => {
@@ -369,7 +346,7 @@ describe('webhooks', () => {
     });
 
     it('does not follow redirects, and ends a delivery whose webhook was disabled meanwhile', async () => {
-      answers.set('/moved', 302);
+      receiver.answers.set('/moved', 302);
       const hook = await register({ url: `${base}/moved`, events: ['sent'] });
       await send();
       await waitForValue('the first attempt', async () => (await deliveriesOf(hook.id))[0]?.attempts.length === 1);
