@@ -24,7 +24,7 @@ function client(options: ApiOptions): MailroomClient {
 
 /** Pushes (or plans) a file and prints the plan; the exit code says whether changes are pending. */
 async function push(path: string, options: PushOptions): Promise<number> {
-  const file = await readConfigFile(path);
+  const file = await readConfigFile(path, process.env);
   const dryRun = options.dryRun === true;
   const result: PushResult = await client(options).pushConfig(file, { dryRun, prune: options.prune === true });
   console.log(options.json ? JSON.stringify(result, null, 2) : formatPlan(result, paintFor(process.stdout)));
@@ -47,7 +47,10 @@ function program(setExit: (code: number) => void): Command {
     .exitOverride();
 
   apiOptions(cli.command('push').argument('<file>', 'configuration file, YAML or JSON'))
-    .description('Apply the file to the account (one transaction); what it does not name is kept unless --prune')
+    .description(
+      'Apply the file to the account (one transaction); what it does not name is kept unless --prune. A secret written ' +
+        'as ${NAME} (captcha_secret) is read from the environment variable NAME',
+    )
     .option('--dry-run', 'show the plan without applying it (exit code 2 when there are changes)')
     .option('--prune', 'delete what the file does not name')
     .option('--json', 'print the result as JSON')
@@ -107,7 +110,8 @@ function program(setExit: (code: number) => void): Command {
     .command('reseal-secrets')
     .description(
       'After changing ENCRYPTION_KEY (the old key in ENCRYPTION_KEY_PREVIOUS): seal every stored secret (DKIM keys, ' +
-        'webhook secrets) under ENCRYPTION_KEY, in one transaction. Safe to run again. Uses DATABASE_URL, not the API.',
+        'webhook secrets, forms’ CAPTCHA secrets) under ENCRYPTION_KEY, in one transaction. Safe to run again. Uses ' +
+        'DATABASE_URL, not the API.',
     )
     .option('--dry-run', 'count what would be re-sealed without changing anything')
     .action(

@@ -47,12 +47,7 @@ export async function createUnlimitedTenant(
     tier: 'enterprise',
     settings: { limits: { requests_per_hour: 1_000_000_000, requests_per_minute: 100_000_000, burst: 10_000_000 } },
   });
-  // A key never creates a key wider than itself: the operator lifts the tenant admin key's own limits first.
-  await sql(
-    app.databaseUrl,
-    `UPDATE api_keys SET rate_limit = 100000000, restrictions = '{"burst_limit": 10000000}' WHERE account_id = $1`,
-    [tenant.accountId],
-  );
+  // The tenant's first admin key has no hourly limit of its own, so it may make a key of any limit.
   const key = await createKey(app, tenant, {
     keyType: 'usage',
     rateLimit: 100_000_000,

@@ -20,7 +20,11 @@ export class AccountConfigController {
   @Auth({ keyTypes: ['admin'], permission: ['projects.read', 'domains.read', 'collections.read', 'templates.read'] })
   @ApiOperation({
     summary: 'Export the account’s configuration as a declarative file',
-    description: `${FILE} Pushing it back changes nothing.`,
+    description:
+      `${FILE} Forms’ CAPTCHA secrets are written as environment-variable references, captcha_secret: ` +
+      '${TURNSTILE_SECRET} (${HCAPTCHA_SECRET}; one per form, ${TURNSTILE_SECRET_<DOMAIN>_<FORM>}, where forms of one ' +
+      'provider have different secrets): the file holds no secret. `mailroom push` fills them in from its environment; ' +
+      'pushed back so, the file changes nothing.',
   })
   @ApiOkResponse({ type: ConfigFileDto })
   export(@CurrentAuth() auth: AuthContext): Promise<Record<string, unknown>> {
@@ -35,7 +39,9 @@ export class AccountConfigController {
       `${FILE} What the file names is created or made as it says, in one transaction; what it does not name is kept, ` +
       'or deleted with prune=true. dryRun=true answers the plan without changing anything. Pushing the same file ' +
       'again changes nothing. Pushes of one account run one after the other. An invalid file is a 400 naming every ' +
-      'problem by its path in the file (domains.example.com.forms.contact.to); nothing is applied.',
+      'problem by its path in the file (domains.example.com.forms.contact.to); nothing is applied. A captcha_secret ' +
+      'is the secret itself (a ${NAME} reference is refused: the command line client fills those in); the plan ' +
+      'compares it with the stored one and shows "(secret)" or "(new secret)", never a value.',
   })
   @ApiBody({ type: ConfigFileDto })
   @ApiOkResponse({ type: PushResultDto })

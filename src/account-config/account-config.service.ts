@@ -5,12 +5,14 @@ import { Account } from '../accounts/account.entity';
 import { patchAccountSettings } from '../accounts/account-settings';
 import { Collection } from '../collections/collection.entity';
 import { CollectionsService } from '../collections/collections.service';
+import { SecretBox } from '../common/crypto/secret-box';
 import { AppException } from '../common/errors/app.exception';
 import type { FieldError } from '../common/settings-checker';
 import { Domain } from '../domains/domain.entity';
 import { DomainsService } from '../domains/domains.service';
 import { CONTACT_FORM_SLUG, Form } from '../forms/form.entity';
 import type { FormSettings } from '../forms/form-settings';
+import { withOpenCaptchaSecret } from '../forms/spam/captcha-secret';
 import { Project } from '../projects/project.entity';
 import { ProjectsService } from '../projects/projects.service';
 import { GLOBAL_LIMIT_FIELDS, parseGlobalLimits } from '../quotas/quota-policy';
@@ -19,6 +21,7 @@ import { FORM_TEMPLATE_TYPES, Template } from '../templates/template.entity';
 import { TemplatesService } from '../templates/templates.service';
 import { AccountConfig, checkConfigFile, emptyConfig, TemplateConfig, toConfigFile } from './config-file';
 import { canonical, ConfigChange, mergeConfig, planChanges } from './config-plan';
+import { redactSecrets, withSecretReferences } from './config-secrets';
 
 export interface PushOptions {
   dryRun: boolean;
@@ -58,10 +61,12 @@ export class AccountConfigService {
     private readonly projects: ProjectsService,
     private readonly templates: TemplatesService,
     private readonly quotas: QuotaService,
+    private readonly secrets: SecretBox,
   ) {}
 
+  /** The file, CAPTCHA secrets written as `${NAME}` references (config-secrets.ts): it is meant for a repository. */
   async export(accountId: string): Promise<Record<string, unknown>> {
-    return toConfigFile(await this.current(this.dataSource.manager, accountId));
+    return toConfigFile(withSecretReferences(await this.current(this.dataSource.manager, accountId)));
   }
 
   /**
@@ -85,7 +90,8 @@ export class AccountConfigService {
     errors.push(...(await this.problemsAgainst(accountId, current, desired, target)));
     if (errors.length > 0) throw AppException.validation(errors);
 
-    const changes = planChanges(current, target);
+    // Compared in clear, shown without values: the answer never carries a secret.
+    const changes = planChanges(...redactSecrets(current, target));
     if (apply && changes.length > 0) await this.write(manager, accountId, current, target);
     const count = (action: ConfigChange['action']) => changes.filter((change) => change.action === action).length;
     const notInFile = options.prune
@@ -199,7 +205,7 @@ export class AccountConfigService {
     });
   }
 
-  /** The account's configuration as it stands, read in `manager`'s transaction. */
+  /** The account's configuration as it stands, read in `manager`'s transaction; CAPTCHA secrets opened. */
   private async current(manager: EntityManager, accountId: string): Promise<AccountConfig> {
     const config = emptyConfig();
     const account = await manager.findOneBy(Account, { id: accountId });
@@ -226,7 +232,7 @@ export class AccountConfigService {
     for (const form of forms) {
       const owner = form.domainId ?? form.collectionId!;
       if (form.domainId && form.slug === CONTACT_FORM_SLUG) continue;
-      formsOf.set(owner, { ...formsOf.get(owner), [form.slug!]: form.settings });
+      formsOf.set(owner, { ...formsOf.get(owner), [form.slug!]: withOpenCaptchaSecret(this.secrets, form.settings) });
     }
     for (const domain of domains) {
       config.domains[domain.name] = {

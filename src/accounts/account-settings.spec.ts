@@ -1,4 +1,4 @@
-import { patchSettings } from './account-settings';
+import { billingSelfService, patchSettings } from './account-settings';
 
 describe('patchSettings', () => {
   const settings = { limits: { requests_per_hour: 10, burst: 5 }, global_limits: { hourly: 3 }, other: { keep: true } };
@@ -24,5 +24,21 @@ describe('patchSettings', () => {
     expect(input).toEqual({ global_limits: [1, 2] });
     expect(patchSettings(settings, { limits: { burst: 1 } })).not.toBe(settings);
     expect(settings.limits).toEqual({ requests_per_hour: 10, burst: 5 });
+  });
+});
+
+describe('billingSelfService', () => {
+  it('is on only where the operator set settings.billing.self_service to true', () => {
+    expect(billingSelfService({ billing: { self_service: true } })).toBe(true);
+    for (const settings of [
+      {},
+      null,
+      undefined,
+      { billing: { self_service: false } },
+      { billing: { self_service: 'true' } },
+      { billing: true },
+    ]) {
+      expect(billingSelfService(settings as Record<string, unknown>)).toBe(false);
+    }
   });
 });

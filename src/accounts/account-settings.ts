@@ -30,6 +30,15 @@ export function patchSettings(settings: Record<string, unknown>, patches: Record
 }
 
 /**
+ * settings.billing.self_service, set by the operator (PATCH /admin/accounts/{accountId} billingSelfService):
+ * the account's own admin keys may then subscribe it to a plan, change the plan and cancel. Off by default.
+ */
+export function billingSelfService(settings: Record<string, unknown> | null | undefined): boolean {
+  const billing = settings?.billing;
+  return typeof billing === 'object' && billing !== null && (billing as { self_service?: unknown }).self_service === true;
+}
+
+/**
  * Applies settings patches (and a new tier) to an account in one transaction, the row locked so that
  * concurrent changes of other settings are not lost. Null when the account does not exist.
  */
@@ -54,5 +63,9 @@ export async function patchAccountSettings(
   account.settings = patchSettings(account.settings ?? {}, patches);
   if (tier) account.tier = tier;
   await manager.update(Account, { id: accountId }, { settings: account.settings, tier: account.tier });
+  if (tier) {
+    // A tier the operator set by hand is the operator's: cancelling the active subscription no longer lowers it.
+    await manager.query(`UPDATE billing_subscriptions SET raised_tier = false WHERE account_id = $1 AND status = 'active'`, [accountId]);
+  }
   return account;
 }

@@ -45,7 +45,8 @@ export class AccountsController {
     summary: 'Set an account’s tier, request limits and quotas',
     description:
       'Operator only. limits (settings.limits) and quotas (settings.quotas) are laid over the plan’s field by field: ' +
-      'a number sets a field, null removes it, a field left out is kept. Takes effect at once on this instance, within 30 s on others.',
+      'a number sets a field, null removes it, a field left out is kept. Takes effect at once on this instance, within 30 s on others. ' +
+      'billingSelfService lets the account’s own admin keys subscribe it to a plan.',
   })
   @ApiOkResponse({ type: AccountDetailsDto })
   @ApiBadRequestResponse({ type: ErrorBodyDto })

@@ -39,7 +39,12 @@ export class AccountsService {
         settings: {},
       });
       await manager.insert(Account, account);
-      const { key, secret } = await this.apiKeys.create(account.id, { name: 'First admin key', keyType: 'admin' }, manager);
+      // No hourly limit of its own: the account's plan bounds it, and it can make keys of any limit (D-11).
+      const { key, secret } = await this.apiKeys.create(
+        account.id,
+        { name: 'First admin key', keyType: 'admin', rateLimit: null },
+        manager,
+      );
       return { account, key, secret };
     });
   }
@@ -53,7 +58,8 @@ export class AccountsService {
    * carry the tier (ApiKeyCache), the limiter and the quotas cache the settings: all are read again at once.
    */
   async update(accountId: string, dto: UpdateAccountDto): Promise<Account> {
-    const account = await updateAccountSettings(this.dataSource, accountId, { limits: dto.limits, quotas: dto.quotas }, dto.tier);
+    const billing = dto.billingSelfService === undefined ? undefined : { self_service: dto.billingSelfService };
+    const account = await updateAccountSettings(this.dataSource, accountId, { limits: dto.limits, quotas: dto.quotas, billing }, dto.tier);
     if (!account) throw AppException.notFound('Account', accountId);
     this.limitsCache.forget(accountId);
     this.quotas.accountChanged(accountId);
@@ -63,8 +69,9 @@ export class AccountsService {
 
   /**
    * Makes sure the operator account exists and holds `secret` as an admin key (BOOTSTRAP_ADMIN_KEY), or
-   * a fresh key when none is given (`npm run cli -- bootstrap`). Returns the new secret, or null when the
-   * given key was already there.
+   * a fresh key when none is given (`npm run cli -- bootstrap`); neither has an hourly limit of its own.
+   * Returns the new secret, or null when the given secret was adopted before (a deleted bootstrap key stays
+   * deleted).
    */
   async bootstrapOperator(secret?: string): Promise<string | null> {
     return this.dataSource.transaction(async (manager) => {
@@ -83,10 +90,15 @@ export class AccountsService {
         this.logger.log(`Created the operator account ${operator.id}`);
       }
       if (secret) {
-        const added = await this.apiKeys.adopt(operator.id, 'Bootstrap admin key', secret, manager);
-        return added ? secret : null;
+        const outcome = await this.apiKeys.adopt(operator.id, 'Bootstrap admin key', secret, manager);
+        if (outcome === 'gone') {
+          this.logger.warn(
+            'BOOTSTRAP_ADMIN_KEY holds a secret whose key was deleted: it is not adopted again. Set a new secret to get a new bootstrap key.',
+          );
+        }
+        return outcome === 'added' ? secret : null;
       }
-      const created = await this.apiKeys.create(operator.id, { name: 'Operator admin key', keyType: 'admin' }, manager);
+      const created = await this.apiKeys.create(operator.id, { name: 'Operator admin key', keyType: 'admin', rateLimit: null }, manager);
       return created.secret;
     });
   }

@@ -2,7 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { AppConfigService } from '../config/app-config.service';
 import { AccountsService } from './accounts.service';
 
-/** On start: BOOTSTRAP_ADMIN_KEY (shape checked with the config) becomes an operator admin key (D-2). */
+/** On start: BOOTSTRAP_ADMIN_KEY (shape checked with the config) becomes an operator admin key (D-2), once per secret. */
 @Injectable()
 export class OperatorBootstrap implements OnApplicationBootstrap {
   constructor(

@@ -2,9 +2,12 @@ import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs
 import { DataSource } from 'typeorm';
 import { AppConfigService, type AccountTier } from '../config/app-config.service';
 import type { AuthContext } from '../common/auth/auth-context';
+import { isDatabaseUnavailable } from '../common/errors/database-unavailable';
 import { compileIpAllowlist } from '../common/http/ip-match';
 import { RedisService } from '../redis/redis.service';
 import { hashKey, keyTypeOf } from './key-format';
+import { CachedLookup, cachedUse, servedThroughOutage, servedUntilAfterLookup } from './key-freshness';
+import { KnownKeysFilter } from './known-keys.filter';
 
 /** A key as the guard needs it: the AuthContext plus what it checks before handing it out. */
 export interface ResolvedKey extends AuthContext {
@@ -12,29 +15,21 @@ export interface ResolvedKey extends AuthContext {
   ipAllowed: ((ip: string | undefined) => boolean) | null;
 }
 
-/**
- * A found key is served from memory for at most this long after its lookup began, so a deleted key stops
- * within a second (D-8) even when no invalidation reaches this instance.
- */
-const HIT_TTL_MS = 800;
-/** A key still in use is looked up again in the background from this age on, so requests never wait for it. */
-const REFRESH_AFTER_MS = 400;
-const MISS_TTL_MS = 5_000;
 const MAX_ENTRIES = 50_000;
 const LAST_USED_FLUSH_MS = 5_000;
 const CHANNEL = 'api-keys:invalidate';
 
-interface Entry {
+interface Entry extends CachedLookup {
   key: ResolvedKey | null;
-  /** When the lookup that produced the entry began: its snapshot is at least this old. */
-  loadedAt: number;
 }
 
 /**
  * Resolves a presented secret to its key without a database round trip on the hot path. A secret of the
- * wrong shape is refused without a lookup. Deleting a key publishes its hash on Redis and every instance
- * drops it at once; a lookup that began before a drop is not cached, a subscriber that reconnected (and may
- * have missed drops) empties the cache, and found keys expire after HIT_TTL_MS whatever happens.
+ * wrong shape is refused without a lookup. Deleting or changing a key publishes its hash on Redis and every
+ * instance drops it at once; a lookup that began before a drop is not cached, a subscriber that reconnected
+ * (and may have missed drops) empties the cache, and found keys are looked up again after HIT_TTL_MS whatever
+ * happens (key-freshness.ts). When that lookup fails because PostgreSQL cannot be reached, the last good copy
+ * is served for up to OUTAGE_GRACE_MS; a dropped key has no copy left, so an outage never revives one.
  */
 @Injectable()
 export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
@@ -51,6 +46,7 @@ export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
     private readonly dataSource: DataSource,
     private readonly redis: RedisService,
     private readonly config: AppConfigService,
+    private readonly knownKeys: KnownKeysFilter,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -68,7 +64,10 @@ export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
     await this.flushLastUsed();
   }
 
-  /** The key, or null when the secret is malformed or unknown. */
+  /**
+   * The key, or null when the secret is malformed or unknown. Rejects with the database's error when the key
+   * cannot be looked up and has no copy young enough to serve (answered 503 by the exceptions filter).
+   */
   async resolve(secret: string): Promise<ResolvedKey | null> {
     const known = this.cached(secret);
     return known === undefined ? this.lookUp(hashKey(secret)) : known;
@@ -83,11 +82,23 @@ export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
     const hash = hashKey(secret);
     const entry = this.entries.get(hash);
     if (!entry) return undefined;
-    const age = Date.now() - entry.loadedAt;
-    if (entry.key === null) return age < MISS_TTL_MS ? null : undefined;
-    if (age >= HIT_TTL_MS) return undefined;
-    if (age >= REFRESH_AFTER_MS) this.lookUp(hash).catch(() => undefined);
+    const use = cachedUse(entry, Date.now());
+    if (use === 'look-up') return undefined;
+    if (use === 'serve-and-refresh') this.lookUp(hash).catch(() => undefined);
     return entry.key;
+  }
+
+  /**
+   * False only when the secret is certainly not a stored key's, known without PostgreSQL (KnownKeysFilter);
+   * the limiter asks before it spends a lookup on a client IP that used up its failed-authentication budget.
+   */
+  mayExist(secret: string): Promise<boolean> {
+    return this.knownKeys.mayExist(hashKey(secret));
+  }
+
+  /** Records a key about to be stored (by its hash), so that no budget ever refuses it unlooked-up. */
+  async added(keyHash: string): Promise<void> {
+    await this.knownKeys.add(keyHash);
   }
 
   /** Records use; written to the database in batches, off the hot path. */
@@ -101,7 +112,8 @@ export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
     try {
       await this.redis.publish(CHANNEL, keyHash);
     } catch (err) {
-      // Other instances stop serving the key when its entry expires (HIT_TTL_MS): still within D-8.
+      // Other instances look the key up again when their entry expires (HIT_TTL_MS): still within D-8 while
+      // PostgreSQL answers them.
       this.logger.warn(`Could not announce a key change to other instances: ${(err as Error).message}`);
     }
   }
@@ -123,15 +135,33 @@ export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
     const generation = this.generation;
     const loadedAt = Date.now();
     const lookup = this.load(hash)
-      .then((key) => {
-        if (this.generation === generation) this.store(hash, { key, loadedAt });
-        return key;
-      })
+      .then(
+        (key) => {
+          if (this.generation === generation) {
+            this.store(hash, { key, found: key !== null, loadedAt, servedUntil: servedUntilAfterLookup(key !== null, loadedAt) });
+          }
+          return key;
+        },
+        (err: unknown) => this.lastGoodCopy(hash, err),
+      )
       .finally(() => {
         if (this.lookups.get(hash) === lookup) this.lookups.delete(hash);
       });
     this.lookups.set(hash, lookup);
     return lookup;
+  }
+
+  /**
+   * The copy of a found key to serve when its lookup failed because PostgreSQL cannot be reached: the entry
+   * still held (a drop removed it, so a deleted or changed key has none) while it is young enough. Else the
+   * lookup's error stands.
+   */
+  private lastGoodCopy(hash: string, err: unknown): ResolvedKey {
+    const entry = this.entries.get(hash);
+    const servedUntil = entry?.key && isDatabaseUnavailable(err) ? servedThroughOutage(entry.loadedAt, Date.now()) : null;
+    if (!entry?.key || servedUntil === null) throw err;
+    entry.servedUntil = servedUntil;
+    return entry.key;
   }
 
   private store(hash: string, entry: Entry): void {
@@ -174,6 +204,8 @@ export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
     try {
       await this.dataSource.query('UPDATE api_keys SET last_used_at = now() WHERE id = ANY($1)', [ids]);
     } catch (err) {
+      // Kept for the next flush: keys keep working through a PostgreSQL outage, their use is written after it.
+      for (const id of ids) this.usedKeyIds.add(id);
       this.logger.warn(`Could not record key use: ${(err as Error).message}`);
     }
   }
@@ -185,7 +217,7 @@ interface KeyRow {
   key_type: ResolvedKey['keyType'];
   permissions: ResolvedKey['permissions'];
   domain_scope: string | null;
-  rate_limit: number;
+  rate_limit: number | null;
   restrictions: ResolvedKey['restrictions'] | null;
   expires_at: string | Date | null;
   tier: AccountTier;

@@ -27,9 +27,12 @@ export class ApiKey extends AccountOwned {
   @Column({ type: 'text', array: true })
   permissions: Permission[];
 
-  /** Requests per hour. */
-  @Column({ type: 'integer' })
-  rateLimit: number;
+  /**
+   * Requests per hour; null when the key has no hourly limit of its own (an account's first admin key, the
+   * operator's bootstrap key): its account's plan bounds it.
+   */
+  @Column({ type: 'integer', nullable: true })
+  rateLimit: number | null;
 
   @Column({ type: 'jsonb', default: {} })
   restrictions: KeyRestrictions;

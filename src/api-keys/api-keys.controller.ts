@@ -1,5 +1,13 @@
-import { Body, Controller, Delete, Get, Param, Post, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiCreatedResponse,
+  ApiForbiddenResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { AuthContext } from '../common/auth/auth-context';
 import { Auth } from '../common/auth/auth.decorator';
 import { CurrentAuth } from '../common/auth/current-auth.decorator';
@@ -7,7 +15,7 @@ import { ErrorBodyDto } from '../common/errors/error-body';
 import { SuccessResponseDto } from '../common/http/success-response.dto';
 import { ApiKeysService } from './api-keys.service';
 import { ApiKeyDto, ApiKeyListDto, CreateApiKeyResponseDto } from './dto/api-key-response.dto';
-import { CreateApiKeyDto, CreateAuthKeyDto, ListApiKeysQueryDto } from './dto/create-api-key.dto';
+import { CreateApiKeyDto, CreateAuthKeyDto, ListApiKeysQueryDto, UpdateApiKeyDto } from './dto/create-api-key.dto';
 
 @ApiTags('API keys')
 @Controller()
@@ -49,6 +57,25 @@ export class ApiKeysController {
   async list(@CurrentAuth() auth: AuthContext, @Query() query: ListApiKeysQueryDto): Promise<ApiKeyListDto> {
     const keys = await this.apiKeys.list(auth.accountId, query.keyType);
     return { apiKeys: keys.map(ApiKeyDto.from), count: keys.length };
+  }
+
+  @Patch('api-keys/:keyId')
+  @Auth({ keyTypes: ['admin'], permission: 'keys.manage' })
+  @ApiOperation({
+    summary: 'Change an API key',
+    description:
+      'Changes name, permissions, rateLimit and restrictions; fields left out stay as they are, restrictions are laid ' +
+      'over the key’s field by field (null removes one). The key as changed must stay within the calling key, as a new ' +
+      'key must (403 naming each field that goes beyond it): a key may narrow itself but never widen itself or another ' +
+      'key. keyType and domainScope never change (a public key’s domain is part of its secret). The change reaches ' +
+      'every instance at once.',
+  })
+  @ApiOkResponse({ type: ApiKeyDto, description: 'The key as GET /api-keys lists it' })
+  @ApiBadRequestResponse({ type: ErrorBodyDto })
+  @ApiForbiddenResponse({ type: ErrorBodyDto })
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  async update(@CurrentAuth() auth: AuthContext, @Param('keyId') keyId: string, @Body() dto: UpdateApiKeyDto): Promise<ApiKeyDto> {
+    return ApiKeyDto.from(await this.apiKeys.update(auth, keyId, dto));
   }
 
   @Delete('api-keys/:keyId')

@@ -4,11 +4,12 @@ import { ApiKey } from './api-key.entity';
 import { ApiKeyCache } from './api-key.cache';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysService } from './api-keys.service';
+import { KnownKeysFilter } from './known-keys.filter';
 
 @Module({
   imports: [TypeOrmModule.forFeature([ApiKey])],
   controllers: [ApiKeysController],
-  providers: [ApiKeysService, ApiKeyCache],
+  providers: [ApiKeysService, ApiKeyCache, KnownKeysFilter],
   exports: [ApiKeysService, ApiKeyCache],
 })
 export class ApiKeysModule {}

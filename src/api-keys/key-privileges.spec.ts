@@ -5,7 +5,7 @@ import { CreatorKey, inheritRestrictions, KeyGrant, rangeWithin, widerThan } fro
 const creator = (
   restrictions: KeyRestrictions = {},
   permissions: Permission[] = ['email.send', 'keys.manage'],
-  rateLimit = 1000,
+  rateLimit: number | null = 1000,
 ): CreatorKey => ({
   permissions,
   rateLimit,
@@ -114,6 +114,21 @@ describe('key privileges: a key never creates a wider key', () => {
       ]);
     });
 
+    it('lets a creator without an hourly limit grant any, or none; one with a limit refuses none', () => {
+      const unbounded = creator({}, undefined, null);
+      expect(widerThan(unbounded, grant({}, { rateLimit: 50_000 }))).toEqual([]);
+      expect(widerThan(unbounded, grant({ rate_limit: 100_000_000 }))).toEqual([]);
+      expect(widerThan(unbounded, grant({}, { rateLimit: null }))).toEqual([]);
+      expect(widerThan(creator(), grant({}, { rateLimit: null }))).toEqual([
+        { field: 'rateLimit', message: 'the creating key has an hourly limit of 1000' },
+      ]);
+      // Its own rate_limit bounds it all the same.
+      expect(fields(widerThan(creator({ rate_limit: 500 }, undefined, null), grant({}, { rateLimit: 501 })))).toEqual(['rateLimit']);
+      // The same key, unchanged, is within itself (PATCH of a key by itself).
+      const narrow = creator({ ip_whitelist: ['10.0.0.0/8'], expires_at: '2030-01-01T00:00:00Z', burst_limit: 5 }, ['keys.manage'], 700);
+      expect(widerThan(narrow, { ...narrow, domainScope: null })).toEqual([]);
+    });
+
     it('refuses exempt unless the creator is exempt', () => {
       expect(widerThan(creator(), grant({ exempt: true }))).toEqual([
         { field: 'restrictions.exempt', message: 'the creating key is not exempt from its own limits' },
@@ -159,6 +174,18 @@ describe('key privileges: a key never creates a wider key', () => {
         rateLimit: 1000,
         restrictions: { rate_limit: 40 },
       });
+    });
+
+    it('gives the type’s default hourly limit under a creator without one, and what the request says, null included', () => {
+      const unbounded = creator({}, [], null);
+      expect(inheritRestrictions(unbounded, { restrictions: {} }, 100)).toEqual({ rateLimit: 100, restrictions: {} });
+      expect(inheritRestrictions(unbounded, { rateLimit: 50_000, restrictions: {} }, 1000)).toEqual({
+        rateLimit: 50_000,
+        restrictions: {},
+      });
+      expect(inheritRestrictions(unbounded, { rateLimit: null, restrictions: {} }, 1000)).toEqual({ rateLimit: null, restrictions: {} });
+      // A creator with a limit still hands it down when the request says nothing.
+      expect(inheritRestrictions(creator({}, [], 300), { restrictions: {} }, 1000).rateLimit).toBe(300);
     });
 
     it('makes a grant the creator allows: a narrow key makes narrow keys without restating everything', () => {

@@ -6,16 +6,18 @@ import { keyLimits } from '../common/rate-limit/rate-limit.policy';
 
 /**
  * A key never makes a key wider than itself: what the new key may do must be something the creating key
- * may do already. Pure functions; ApiKeysService applies them to POST /api-keys and POST /auth/keys.
+ * may do already. Pure functions; ApiKeysService applies them to POST /api-keys, POST /auth/keys and to
+ * PATCH /api-keys/{keyId} (the changed key as a whole, against the calling key).
  */
 
 /** What bounds the keys a key creates. */
 export type CreatorKey = Pick<AuthContext, 'permissions' | 'rateLimit' | 'restrictions'>;
 
-/** A new key as it will be stored. */
+/** A key as it will be stored (a new one, or one being changed). */
 export interface KeyGrant {
   permissions: readonly Permission[];
-  rateLimit: number;
+  /** Null: no hourly limit of its own. */
+  rateLimit: number | null;
   restrictions: KeyRestrictions;
   domainScope: string | null;
 }
@@ -28,14 +30,15 @@ export interface Widening {
 /**
  * Fills what the request leaves out from the creator, so a narrow key makes narrow keys without restating
  * everything: its IP allowlist, domains and expiry; its per-minute limit; and an hourly limit no higher
- * than its own (the type's default otherwise). `exempt` and `multiplier` are not copied: the creator's
- * limits are copied as they apply to it, already scaled.
+ * than its own (the type's default otherwise, also when the creator has no hourly limit: a key made by
+ * another key has one unless it asks for none with rateLimit null). `exempt` and `multiplier` are not
+ * copied: the creator's limits are copied as they apply to it, already scaled.
  */
 export function inheritRestrictions(
   creator: CreatorKey,
-  requested: { rateLimit?: number; restrictions: KeyRestrictions },
+  requested: { rateLimit?: number | null; restrictions: KeyRestrictions },
   defaultRateLimit: number,
-): { rateLimit: number; restrictions: KeyRestrictions } {
+): { rateLimit: number | null; restrictions: KeyRestrictions } {
   const restrictions = { ...requested.restrictions };
   const own = creator.restrictions;
   if (restrictions.ip_whitelist === undefined && own.ip_whitelist?.length) restrictions.ip_whitelist = own.ip_whitelist;
@@ -45,32 +48,35 @@ export function inheritRestrictions(
   if (restrictions.expires_at === undefined && own.expires_at) restrictions.expires_at = own.expires_at;
   const limits = keyLimits(creator);
   if (restrictions.burst_limit === undefined && limits.perMinute !== null) restrictions.burst_limit = limits.perMinute;
-  let rateLimit = requested.rateLimit ?? defaultRateLimit;
-  if (requested.rateLimit === undefined && restrictions.rate_limit === undefined && limits.perHour !== null) {
-    rateLimit = Math.min(rateLimit, limits.perHour);
-  }
+  if (requested.rateLimit !== undefined) return { rateLimit: requested.rateLimit, restrictions };
+  let rateLimit = defaultRateLimit;
+  if (restrictions.rate_limit === undefined && limits.perHour !== null) rateLimit = Math.min(rateLimit, limits.perHour);
   return { rateLimit, restrictions };
 }
 
-/** Every way the grant goes beyond the creator; empty when it stays within. */
-export function widerThan(creator: CreatorKey, grant: KeyGrant): Widening[] {
+/**
+ * Every way the grant goes beyond the creator; empty when it stays within. A creator without an hourly
+ * limit bounds none; one with an hourly limit refuses a grant without one. `bound` names the creator in the
+ * messages (PATCH says 'the calling key').
+ */
+export function widerThan(creator: CreatorKey, grant: KeyGrant, bound = 'the creating key'): Widening[] {
   const wider: Widening[] = [];
   const own = creator.restrictions;
   const asked = grant.restrictions;
 
   const missing = grant.permissions.filter((p) => !creator.permissions.includes(p));
   if (missing.length > 0) {
-    wider.push({ field: 'permissions', message: `the creating key does not hold ${missing.join(', ')}` });
+    wider.push({ field: 'permissions', message: `${bound} does not hold ${missing.join(', ')}` });
   }
 
   if (own.ip_whitelist?.length) {
     const outside = asked.ip_whitelist?.length ? asked.ip_whitelist.filter((r) => !rangeWithin(r, own.ip_whitelist!)) : null;
     if (outside === null) {
-      wider.push({ field: 'restrictions.ip_whitelist', message: `the creating key is limited to ${own.ip_whitelist.join(', ')}` });
+      wider.push({ field: 'restrictions.ip_whitelist', message: `${bound} is limited to ${own.ip_whitelist.join(', ')}` });
     } else if (outside.length > 0) {
       wider.push({
         field: 'restrictions.ip_whitelist',
-        message: `${outside.join(', ')} not within the creating key's ip_whitelist (${own.ip_whitelist.join(', ')})`,
+        message: `${outside.join(', ')} not within ${bound}'s ip_whitelist (${own.ip_whitelist.join(', ')})`,
       });
     }
   }
@@ -79,17 +85,17 @@ export function widerThan(creator: CreatorKey, grant: KeyGrant): Widening[] {
     const allowed = own.domain_restrictions;
     const outside = asked.domain_restrictions?.length ? asked.domain_restrictions.filter((d) => !hostMatchesDomain(d, allowed)) : null;
     if (outside === null) {
-      wider.push({ field: 'restrictions.domain_restrictions', message: `the creating key is limited to ${allowed.join(', ')}` });
+      wider.push({ field: 'restrictions.domain_restrictions', message: `${bound} is limited to ${allowed.join(', ')}` });
     } else if (outside.length > 0) {
       wider.push({
         field: 'restrictions.domain_restrictions',
-        message: `${outside.join(', ')} not within the creating key's domain_restrictions (${allowed.join(', ')})`,
+        message: `${outside.join(', ')} not within ${bound}'s domain_restrictions (${allowed.join(', ')})`,
       });
     }
     if (grant.domainScope !== null && !hostMatchesDomain(grant.domainScope, allowed)) {
       wider.push({
         field: 'domainScope',
-        message: `${grant.domainScope} is not within the creating key's domain_restrictions (${allowed.join(', ')})`,
+        message: `${grant.domainScope} is not within ${bound}'s domain_restrictions (${allowed.join(', ')})`,
       });
     }
   }
@@ -99,13 +105,13 @@ export function widerThan(creator: CreatorKey, grant: KeyGrant): Widening[] {
     if (!asked.expires_at || Date.parse(asked.expires_at) > limit) {
       wider.push({
         field: 'restrictions.expires_at',
-        message: `${asked.expires_at ? `${asked.expires_at} is later than` : 'the new key must expire by'} the creating key's expiry ${new Date(limit).toISOString()}`,
+        message: `${asked.expires_at ? `${asked.expires_at} is later than` : 'the key must expire by'} ${bound}'s expiry ${new Date(limit).toISOString()}`,
       });
     }
   }
 
   if (asked.exempt && !own.exempt) {
-    wider.push({ field: 'restrictions.exempt', message: 'the creating key is not exempt from its own limits' });
+    wider.push({ field: 'restrictions.exempt', message: `${bound} is not exempt from its own limits` });
     return wider;
   }
   const mine = keyLimits(creator);
@@ -122,9 +128,7 @@ export function widerThan(creator: CreatorKey, grant: KeyGrant): Widening[] {
     wider.push({
       field,
       message:
-        asks === null
-          ? `the creating key has ${label} limit of ${limit}`
-          : `${label} limit of ${asks}${scaled} is above the creating key's ${limit}`,
+        asks === null ? `${bound} has ${label} limit of ${limit}` : `${label} limit of ${asks}${scaled} is above ${bound}'s ${limit}`,
     });
   }
   return wider;

@@ -36,4 +36,11 @@ export class BillingSubscription extends AccountOwned {
 
   @Column({ type: 'timestamptz', nullable: true })
   canceledAt: Date | null;
+
+  /**
+   * This subscription moved the account from free to pro, so cancelling it moves the account back. False when
+   * the account was pro or enterprise already, or the operator set its tier by hand since: cancelling keeps it.
+   */
+  @Column({ type: 'boolean', default: false })
+  raisedTier: boolean;
 }

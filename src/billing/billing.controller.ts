@@ -22,6 +22,9 @@ import { OptionalTenantDto, tenantIdOf } from './dto/tenant.dto';
 import { RecordUsageDto, UsageResponseDto } from './dto/usage.dto';
 
 const TENANT_404 = 'The tenant is unknown, or not the calling key’s account (only operator keys bill other accounts)';
+const OPERATOR_ONLY =
+  'An operator admin key, or the tenant’s own admin key where the operator turned self-service billing on for the account ' +
+  '(PATCH /admin/accounts/{accountId} billingSelfService); otherwise 403 FORBIDDEN.';
 
 @ApiTags('Billing')
 @Controller('api/billing')
@@ -57,8 +60,8 @@ export class BillingController {
   @ApiOperation({
     summary: 'Subscribe the tenant to a plan',
     description:
-      'Moves the account to the pro tier (an enterprise account stays enterprise). An unknown plan is 400 listing the plans ' +
-      '(details.plans); 409 CONFLICT when the tenant has no customer yet or a subscription is active already.',
+      'Moves a free account to the pro tier (a pro or enterprise account keeps its tier). An unknown plan is 400 listing the plans ' +
+      `(details.plans); 409 CONFLICT when the tenant has no customer yet or a subscription is active already. ${OPERATOR_ONLY}`,
   })
   @ApiCreatedResponse({ type: SubscriptionDto })
   @ApiBadRequestResponse({ description: 'Not a plan of the catalog', type: ErrorBodyDto })
@@ -72,7 +75,8 @@ export class BillingController {
   @Auth({ keyTypes: ['admin'], permission: 'billing.write' })
   @ApiOperation({
     summary: 'Change the active subscription’s plan',
-    description: 'The new plan’s fee and included emails apply to the whole current month. The current plan again is a no-op (200).',
+    description:
+      'The new plan’s fee and included emails apply to the whole current month. The current plan again is a no-op (200). ' + OPERATOR_ONLY,
   })
   @ApiOkResponse({ type: SubscriptionDto })
   @ApiBadRequestResponse({ description: 'Not a plan of the catalog', type: ErrorBodyDto })
@@ -86,8 +90,8 @@ export class BillingController {
   @ApiOperation({
     summary: 'Cancel the active subscription',
     description:
-      'At once: the account is back on the Free tier and quotas (an enterprise account stays enterprise). ' +
-      'tenantId in the JSON body or the query.',
+      'At once. The account goes back to the Free tier and quotas if this subscription moved it to pro; a tier the operator ' +
+      `set (pro or enterprise) stays. tenantId in the JSON body or the query. ${OPERATOR_ONLY}`,
   })
   @ApiBody({ type: OptionalTenantDto, required: false })
   @ApiOkResponse({ type: SubscriptionDto })

@@ -2,13 +2,13 @@ import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, EntityManager, Not, Repository } from 'typeorm';
 import { Account } from '../accounts/account.entity';
+import { billingSelfService } from '../accounts/account-settings';
 import { ApiKeyCache } from '../api-keys/api-key.cache';
 import type { AuthContext } from '../common/auth/auth-context';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
 import { uniqueViolation } from '../common/errors/unique-violation';
 import { newId } from '../common/ids';
-import type { AccountTier } from '../config/app-config.service';
 import { AccountUsageRepository, type EmailTotals } from '../quotas/account-usage.repository';
 import { QuotaService } from '../quotas/quota.service';
 import { BillingCustomer } from './billing-customer.entity';
@@ -30,7 +30,9 @@ export interface BillingSummary {
 /**
  * Customers, subscriptions and usage of tenants (D-32). A tenant is an account: an admin key bills its own
  * account, an operator admin key any account; every other tenant id is answered 404 like an unknown one
- * (D-1). A subscription moves the account's tier (D-11) in the same transaction.
+ * (D-1). A subscription moves a free account to pro (D-11) in the same transaction, and only that
+ * subscription's cancellation moves it back. Subscribing, changing the plan and cancelling are the operator's
+ * unless the operator turned self-service billing on for the account: a tenant cannot raise its own limits.
  */
 @Injectable()
 export class BillingService implements OnApplicationBootstrap {
@@ -79,13 +81,14 @@ export class BillingService implements OnApplicationBootstrap {
   }
 
   /**
-   * Subscribes the tenant's customer to a plan and moves the account to the pro tier (enterprise stays),
-   * in one transaction. 409 without a customer, or when a subscription is active already (also when two
-   * creations race: the partial unique index lets one through).
+   * Subscribes the tenant's customer to a plan and moves a free account to the pro tier, in one transaction.
+   * 403 for the tenant's own keys without self-service; 409 without a customer, or when a subscription is
+   * active already (also when two creations race: the partial unique index lets one through).
    */
   async subscribe(caller: BillingCaller, tenantId: string, planName: string): Promise<BillingSubscription> {
     this.requirePlan('plan', planName);
     const account = await this.tenant(caller, tenantId);
+    this.requireSubscriptionRights(caller, account, 'subscribes this account to a plan');
     let result: { subscription: BillingSubscription; tierChanged: boolean };
     try {
       result = await this.dataSource.transaction(async (manager) => {
@@ -97,6 +100,7 @@ export class BillingService implements OnApplicationBootstrap {
           );
         }
         const id = newId('subs');
+        const tierChanged = await this.raiseTier(manager, account.id);
         await manager.insert(BillingSubscription, {
           id,
           accountId: account.id,
@@ -104,8 +108,8 @@ export class BillingService implements OnApplicationBootstrap {
           plan: planName,
           status: 'active',
           canceledAt: null,
+          raisedTier: tierChanged,
         });
-        const tierChanged = await this.moveTier(manager, account.id, 'pro');
         return { subscription: await manager.findOneByOrFail(BillingSubscription, { id, accountId: account.id }), tierChanged };
       });
     } catch (err) {
@@ -121,10 +125,14 @@ export class BillingService implements OnApplicationBootstrap {
     return result.subscription;
   }
 
-  /** Moves the active subscription to another plan from now on; the same plan changes nothing. 404 without one. */
+  /**
+   * Moves the active subscription to another plan from now on; the same plan changes nothing. 403 for the
+   * tenant's own keys without self-service; 404 without an active subscription.
+   */
   async changePlan(caller: BillingCaller, tenantId: string, newPlan: string): Promise<BillingSubscription> {
     this.requirePlan('newPlan', newPlan);
     const account = await this.tenant(caller, tenantId);
+    this.requireSubscriptionRights(caller, account, 'changes the plan of this account');
     const { subscription, changed } = await this.dataSource.transaction(async (manager) => {
       const active = await this.lockActive(manager, account.id, tenantId);
       if (active.plan === newPlan) return { subscription: active, changed: false };
@@ -135,9 +143,13 @@ export class BillingService implements OnApplicationBootstrap {
     return subscription;
   }
 
-  /** Cancels the active subscription at once and moves the account back to Free (enterprise stays). 404 without one. */
+  /**
+   * Cancels the active subscription at once; the account goes back to free only if this subscription made it
+   * pro (a tier the operator set stays). 403 for the tenant's own keys without self-service; 404 without one.
+   */
   async cancel(caller: BillingCaller, tenantId: string): Promise<BillingSubscription> {
     const account = await this.tenant(caller, tenantId);
+    this.requireSubscriptionRights(caller, account, 'cancels the subscription of this account');
     const { subscription, tierChanged } = await this.dataSource.transaction(async (manager) => {
       const active = await this.lockActive(manager, account.id, tenantId);
       await manager.update(
@@ -145,7 +157,7 @@ export class BillingService implements OnApplicationBootstrap {
         { id: active.id, accountId: account.id },
         { status: 'canceled', canceledAt: () => 'now()' },
       );
-      const tierChanged = await this.moveTier(manager, account.id, 'free');
+      const tierChanged = active.raisedTier ? await this.lowerTier(manager, account.id) : false;
       return { subscription: await manager.findOneByOrFail(BillingSubscription, { id: active.id, accountId: account.id }), tierChanged };
     });
     await this.accountChanged(account.id, tierChanged);
@@ -192,6 +204,18 @@ export class BillingService implements OnApplicationBootstrap {
     return account;
   }
 
+  /**
+   * The plan decides the account's limits and what the operator bills: an operator key's matter, or the
+   * tenant's where the operator turned self-service billing on (D-11).
+   */
+  private requireSubscriptionRights(caller: BillingCaller, account: Account, action: string): void {
+    if (caller.isOperator || billingSelfService(account.settings)) return;
+    throw new AppException(
+      ErrorCode.Forbidden,
+      `Only the operator ${action}: ask the operator of this Mailroom to do it, or to turn on self-service billing for the account`,
+    );
+  }
+
   private requirePlan(field: string, name: string): void {
     if (this.catalog.get(name)) return;
     const plans = this.catalog.names;
@@ -211,13 +235,22 @@ export class BillingService implements OnApplicationBootstrap {
     return active;
   }
 
-  /** Sets the account's tier unless it is enterprise (D-11: set by the operator, billing never moves it); true if it moved. */
-  private async moveTier(manager: EntityManager, accountId: string, tier: AccountTier): Promise<boolean> {
+  /** free → pro; a pro or enterprise account keeps its tier. True if it moved. */
+  private raiseTier(manager: EntityManager, accountId: string): Promise<boolean> {
+    return this.moveTier(manager, accountId, 'free', 'pro');
+  }
+
+  /** pro → free; an account the operator made enterprise meanwhile keeps its tier. True if it moved. */
+  private lowerTier(manager: EntityManager, accountId: string): Promise<boolean> {
+    return this.moveTier(manager, accountId, 'pro', 'free');
+  }
+
+  private async moveTier(manager: EntityManager, accountId: string, from: 'free' | 'pro', to: 'free' | 'pro'): Promise<boolean> {
     const result = await manager
       .createQueryBuilder()
       .update(Account)
-      .set({ tier })
-      .where('id = :accountId AND tier <> :enterprise AND tier <> :tier', { accountId, enterprise: 'enterprise', tier })
+      .set({ tier: to })
+      .where('id = :accountId AND tier = :from', { accountId, from })
       .execute();
     return (result.affected ?? 0) > 0;
   }

@@ -1,12 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parse } from 'yaml';
+import { referencedVariable } from '../forms/spam/secret-reference';
+
+/** Environment variables by name, as process.env holds them. */
+export type Environment = Record<string, string | undefined>;
 
 /**
- * Reads a configuration file, YAML or JSON (JSON is YAML), and puts each template's `html_file` content in its
- * `html`, the path taken relative to the file. Throws a message naming the file and what is wrong.
+ * Reads a configuration file, YAML or JSON (JSON is YAML), puts each template's `html_file` content in its `html`,
+ * the path taken relative to the file, and each secret written as `${NAME}` (forms' captcha_secret, as `GET /config`
+ * exports them) replaced by that variable of `environment`. Throws a message naming the file and what is wrong, or
+ * every variable that is not set.
  */
-export async function readConfigFile(path: string): Promise<Record<string, unknown>> {
+export async function readConfigFile(path: string, environment: Environment = {}): Promise<Record<string, unknown>> {
   let source: string;
   try {
     source = await readFile(path, 'utf8');
@@ -25,7 +31,43 @@ export async function readConfigFile(path: string): Promise<Record<string, unkno
   if (typeof file !== 'object' || Array.isArray(file))
     throw new Error(`${path} must hold a mapping of sections (project, domains, collections, templates, settings)`);
   await inlineHtmlFiles(file as Record<string, unknown>, dirname(resolve(path)));
+  resolveSecretReferences(file as Record<string, unknown>, environment);
   return file as Record<string, unknown>;
+}
+
+/**
+ * Replaces each form's `captcha_secret: ${NAME}` by the value of NAME. Only there: elsewhere `${…}` is text the
+ * file means (a template's script, a subject). Every reference to a variable that is not set (or empty) is named
+ * in one error, before anything is sent.
+ */
+export function resolveSecretReferences(file: Record<string, unknown>, environment: Environment): void {
+  const missing: string[] = [];
+  for (const section of ['domains', 'collections']) {
+    for (const [owner, entry] of entries(file[section])) {
+      for (const [slug, form] of entries(record(entry)?.forms)) {
+        const spam = record(record(form)?.spam_protection);
+        const variable = referencedVariable(spam?.captcha_secret);
+        if (!spam || !variable) continue;
+        const value = environment[variable];
+        if (value) spam.captcha_secret = value;
+        else missing.push(`${variable} (${section}.${owner}.forms.${slug}.spam_protection.captcha_secret)`);
+      }
+    }
+  }
+  if (missing.length > 0) {
+    throw new Error(
+      `The file refers to environment variables that are not set: ${missing.join(', ')}. ` +
+        'Set them (the secrets themselves) where mailroom runs; nothing was sent.',
+    );
+  }
+}
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+function entries(value: unknown): [string, unknown][] {
+  return Object.entries(record(value) ?? {});
 }
 
 async function inlineHtmlFiles(file: Record<string, unknown>, baseDir: string): Promise<void> {

@@ -2,6 +2,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { CryptoModule } from '../common/crypto/crypto.module';
 import { SecretBox, SecretBoxError } from '../common/crypto/secret-box';
 import { Domain } from '../domains/domain.entity';
+import { Form } from '../forms/form.entity';
 import { Webhook } from '../webhooks/webhook.entity';
 import { withDatabaseContext } from './database-context';
 
@@ -11,10 +12,20 @@ interface SealedColumn {
   one: string;
   entity: new () => object;
   property: string;
+  /** The value's path inside the column, when the column is jsonb. */
+  jsonPath?: readonly string[];
+  /** Rows written before the values were sealed hold plain text: it is sealed (the rows are counted apart). */
+  plainTextBefore?: boolean;
 }
 
-function sealed<T extends object>(kind: string, one: string, entity: new () => T, property: keyof T & string): SealedColumn {
-  return { kind, one, entity, property };
+function sealed<T extends object>(
+  kind: string,
+  one: string,
+  entity: new () => T,
+  property: keyof T & string,
+  options: Pick<SealedColumn, 'jsonPath' | 'plainTextBefore'> = {},
+): SealedColumn {
+  return { kind, one, entity, property, ...options };
 }
 
 /** Every column that holds a SecretBox value. A new sealed column belongs here, or a key rotation would lose it. */
@@ -22,6 +33,7 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
   sealed('DKIM private keys', 'DKIM private key', Domain, 'dkimPrivateKey'),
   sealed('webhook secrets', 'webhook secret', Webhook, 'secret'),
   sealed('previous webhook secrets', 'previous webhook secret', Webhook, 'previousSecret'),
+  sealed('CAPTCHA secrets', 'CAPTCHA secret', Form, 'settings', { jsonPath: ['spam_protection', 'captcha_secret'], plainTextBefore: true }),
 ];
 
 export interface ResealCount {
@@ -30,6 +42,8 @@ export interface ResealCount {
   resealed: number;
   /** Already sealed under ENCRYPTION_KEY: left as they are. */
   current: number;
+  /** Plain text from before the values were sealed, sealed under ENCRYPTION_KEY now (with --dry-run: would be). */
+  plainText: number;
 }
 
 /** Values no configured key opens: the run changes nothing and names where they are (ids only, never a key). */
@@ -54,11 +68,17 @@ export class UnreadableSecretsError extends Error {
 export async function resealAll(dataSource: DataSource, box: SecretBox, options: { dryRun: boolean }): Promise<ResealCount[]> {
   return dataSource.transaction(async (manager) => {
     const unreadable: string[] = [];
-    const work: { column: SealedColumn; updates: { id: string; value: string }[]; current: number }[] = [];
+    const work: { column: SealedColumn; updates: { id: string; value: string }[]; current: number; plainText: number }[] = [];
     for (const column of SEALED_COLUMNS) {
       const updates: { id: string; value: string }[] = [];
       let current = 0;
+      let plainText = 0;
       for (const row of await sealedValues(manager, column)) {
+        if (column.plainTextBefore && !SecretBox.isSealed(row.value)) {
+          updates.push({ id: row.id, value: box.seal(row.value) });
+          plainText++;
+          continue;
+        }
         try {
           const resealed = box.reseal(row.value);
           if (resealed === null) current++;
@@ -68,32 +88,45 @@ export async function resealAll(dataSource: DataSource, box: SecretBox, options:
           unreadable.push(`${column.one} of ${row.id}`);
         }
       }
-      work.push({ column, updates, current });
+      work.push({ column, updates, current, plainText });
     }
     if (unreadable.length > 0) throw new UnreadableSecretsError(unreadable);
     if (!options.dryRun) for (const { column, updates } of work) await write(manager, column, updates);
-    return work.map(({ column, updates, current }) => ({ kind: column.kind, resealed: updates.length, current }));
+    return work.map(({ column, updates, current, plainText }) => ({
+      kind: column.kind,
+      resealed: updates.length - plainText,
+      current,
+      plainText,
+    }));
   });
 }
 
-function where(manager: EntityManager, column: SealedColumn): { table: string; name: string } {
+/** The table, and the SQL of the value (a text) and of the column set to `$value` (a text parameter). */
+function where(manager: EntityManager, column: SealedColumn): { table: string; value: string; set: (value: string) => string } {
   const metadata = manager.connection.getMetadata(column.entity);
   const name = metadata.findColumnWithPropertyName(column.property)?.databaseName;
   if (!name) throw new Error(`${metadata.name} has no column ${column.property}`);
-  return { table: metadata.tableName, name };
+  if (!column.jsonPath) return { table: metadata.tableName, value: `"${name}"`, set: (value) => `"${name}" = ${value}` };
+  const path = `'{${column.jsonPath.join(',')}}'`;
+  return {
+    table: metadata.tableName,
+    // Only strings: a value of another JSON type is no secret (the checks of the settings never store one).
+    value: `(CASE WHEN jsonb_typeof("${name}" #> ${path}) = 'string' THEN "${name}" #>> ${path} END)`,
+    set: (value) => `"${name}" = jsonb_set("${name}", ${path}, to_jsonb(${value}))`,
+  };
 }
 
 async function sealedValues(manager: EntityManager, column: SealedColumn): Promise<{ id: string; value: string }[]> {
-  const { table, name } = where(manager, column);
-  return manager.query(`SELECT id, "${name}" AS value FROM "${table}" WHERE "${name}" IS NOT NULL ORDER BY id FOR UPDATE`);
+  const { table, value } = where(manager, column);
+  return manager.query(`SELECT id, ${value} AS value FROM "${table}" WHERE ${value} IS NOT NULL ORDER BY id FOR UPDATE`);
 }
 
 /** One statement per column; updated_at is left alone: nothing the user set has changed. */
 async function write(manager: EntityManager, column: SealedColumn, updates: { id: string; value: string }[]): Promise<void> {
   if (updates.length === 0) return;
-  const { table, name } = where(manager, column);
+  const { table, set } = where(manager, column);
   await manager.query(
-    `UPDATE "${table}" AS t SET "${name}" = v.value FROM unnest($1::varchar[], $2::text[]) AS v(id, value) WHERE t.id = v.id`,
+    `UPDATE "${table}" AS t SET ${set('v.value')} FROM unnest($1::varchar[], $2::text[]) AS v(id, value) WHERE t.id = v.id`,
     [updates.map((u) => u.id), updates.map((u) => u.value)],
   );
 }
@@ -104,7 +137,8 @@ export function formatResealCounts(counts: ResealCount[], options: { dryRun: boo
   const width = Math.max(...counts.map((c) => c.kind.length));
   const lines = counts.map(
     (c) =>
-      `${`${c.kind}:`.padEnd(width + 1)} ${c.resealed} ${dryRun ? 'to re-seal' : 're-sealed'}, ${c.current} already under ENCRYPTION_KEY`,
+      `${`${c.kind}:`.padEnd(width + 1)} ${c.resealed} ${dryRun ? 'to re-seal' : 're-sealed'}, ${c.current} already under ENCRYPTION_KEY` +
+      (c.plainText > 0 ? `, ${c.plainText} in plain text ${dryRun ? 'to seal' : 'sealed'}` : ''),
   );
   lines.push(dryRun ? 'Dry run: nothing was changed.' : 'Every sealed secret is now under ENCRYPTION_KEY.');
   if (!dryRun && options.previousKeys) {
@@ -118,7 +152,8 @@ export function formatResealCounts(counts: ResealCount[], options: { dryRun: boo
 
 /**
  * `mailroom reseal-secrets`: after ENCRYPTION_KEY changed (the old key in ENCRYPTION_KEY_PREVIOUS), seals every
- * secret in the database under the new key. Talks to the database directly (DATABASE_URL), like `bootstrap`.
+ * secret in the database under the new key, and seals CAPTCHA secrets still in plain text from before they were
+ * sealed. Talks to the database directly (DATABASE_URL), like `bootstrap`.
  */
 export function resealSecrets(options: { dryRun: boolean }): Promise<string> {
   return withDatabaseContext([CryptoModule], ['postgres'], async (app, config) => {

@@ -13,6 +13,7 @@ import { Auth } from '../common/auth/auth.decorator';
 import { CurrentAuth } from '../common/auth/current-auth.decorator';
 import { ErrorBodyDto } from '../common/errors/error-body';
 import { AppConfigService } from '../config/app-config.service';
+import { publicFormSettings } from '../forms/spam/captcha-secret';
 import { CollectionsService } from './collections.service';
 import { CollectionDto, CollectionFormDto, CollectionListDto, CreateCollectionDto } from './dto/collection.dto';
 
@@ -65,7 +66,7 @@ export class CollectionsController {
       collection: collection.slug,
       slug: formSlug,
       submitUrl: `${this.config.publicUrl}/c/${collection.slug}/${formSlug}`,
-      settings: form.settings,
+      settings: publicFormSettings(form.settings),
     };
   }
 }

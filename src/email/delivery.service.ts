@@ -20,6 +20,16 @@ import { MAIL_TRANSPORT, MailTransport, ProviderFailure } from './transport/mail
 /** Thrown to make Bull retry the job later (D-20 schedule). */
 export class DeferredDelivery extends Error {}
 
+/**
+ * Thrown when a scheduled message's job runs before the message's time (promoted, or retried, by hand in Bull
+ * Board): the job goes back to wait until `due`. Not an attempt: nothing is counted or written.
+ */
+export class NotYetDue extends Error {
+  constructor(readonly due: Date) {
+    super(`scheduled for ${due.toISOString()}: not sent before then`);
+  }
+}
+
 /** An error of ours whose message the sender may read in the message's events. */
 export class DeliveryError extends Error {}
 
@@ -66,12 +76,15 @@ export class DeliveryService {
     @Inject(MAIL_TRANSPORT) private readonly transport: MailTransport,
   ) {}
 
-  /** Rejects to have Bull retry the job: DeferredDelivery, or an error of ours (counted as an attempt). */
+  /**
+   * Rejects to have Bull retry the job: DeferredDelivery, NotYetDue (a scheduled message's job that ran early),
+   * or an error of ours (counted as an attempt).
+   */
   async deliver(messageId: string, info: AttemptInfo): Promise<void> {
     try {
       await this.attempt(messageId, info);
     } catch (err) {
-      if (!(err instanceof DeferredDelivery)) await this.countFailure(messageId, info, err as Error);
+      if (!(err instanceof DeferredDelivery) && !(err instanceof NotYetDue)) await this.countFailure(messageId, info, err as Error);
       throw err;
     }
   }
@@ -79,6 +92,10 @@ export class DeliveryService {
   private async attempt(messageId: string, info: AttemptInfo): Promise<void> {
     const [message, earlier] = await Promise.all([this.repository.findForDelivery(messageId), this.outcomes.find(messageId)]);
     if (!message || !AWAITING_DELIVERY.includes(message.status)) return; // cancelled, or done by an earlier run
+    // The queue's delay is only a hint: whatever was done to the job, the message's own time holds.
+    if (message.status === 'scheduled' && message.scheduledFor && message.scheduledFor.getTime() > Date.now()) {
+      throw new NotYetDue(message.scheduledFor);
+    }
     if (earlier && sameRecipients(earlier.pending, message.pendingRecipients)) {
       // Sent by an earlier attempt whose outcome did not reach the row: write it, do not send again.
       return this.record(message, info, earlier);

@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import type { Job, Queue } from 'bull';
 import { AppConfigService } from '../config/app-config.service';
 import { JobName, QueueName } from '../queue/queue.constants';
-import { DeliveryService } from './delivery.service';
+import { DeliveryService, NotYetDue } from './delivery.service';
 import type { DeliverEmailJob } from './email.queue';
 import { MAIL_TRANSPORT, MailTransport } from './transport/mail-transport';
 
@@ -28,12 +28,29 @@ export class EmailProcessor implements OnApplicationBootstrap, OnApplicationShut
       .catch((err: Error) => this.logger.error(`The email worker stopped: ${err.message}`));
   }
 
-  private handle(job: Job<DeliverEmailJob>): Promise<void> {
+  private async handle(job: Job<DeliverEmailJob>): Promise<void> {
     const attempt = job.attemptsMade + 1;
-    return this.delivery.deliver(job.data.messageId, { attempt, isLastAttempt: attempt >= (job.opts.attempts ?? 1) });
+    try {
+      await this.delivery.deliver(job.data.messageId, { attempt, isLastAttempt: attempt >= (job.opts.attempts ?? 1) });
+    } catch (err) {
+      if (err instanceof NotYetDue) waitUntilDue(job, err.due);
+      throw err;
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {
     await this.transport.close();
   }
+}
+
+/**
+ * Bull moves a rejected job to its delayed set by the job's backoff, counting an attempt: it reads both from
+ * the job it holds in memory, and stores the count plus one. A run before the message's time is no attempt, and
+ * waits for exactly the time left, whatever backoff the job was added with (one added by hand may have none,
+ * and would be retried at once, again and again).
+ */
+function waitUntilDue(job: Job<DeliverEmailJob>, due: Date): void {
+  job.attemptsMade -= 1;
+  // At least 1 ms: Bull retries a job whose backoff is 0 at once, without the delayed set.
+  job.opts.backoff = { type: 'fixed', delay: Math.max(1, due.getTime() - Date.now()) };
 }

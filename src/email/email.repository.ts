@@ -5,7 +5,7 @@ import { MessageEvent, MessageEventType } from './message-event.entity';
 import { AWAITING_DELIVERY, Message, MessageStatus } from './message.entity';
 import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
 import { emails } from '../metrics/metrics';
-import { IdempotentAnswer, idempotencyRecordValues } from '../common/idempotency/idempotency.store';
+import { IDEMPOTENCY_RECORD_COLUMNS, IdempotentAnswer, idempotencyRecordValues } from '../common/idempotency/idempotency.store';
 
 export interface NewEvent {
   type: MessageEventType;
@@ -33,6 +33,7 @@ export type DeliverableMessage = Pick<
   | 'listId'
   | 'envelopeFrom'
   | 'inboundMessageId'
+  | 'scheduledFor'
 >;
 
 interface DeliverableRow {
@@ -51,6 +52,7 @@ interface DeliverableRow {
   list_id: string | null;
   envelope_from: string | null;
   inbound_message_id: string | null;
+  scheduled_for: Date | null;
 }
 
 export interface TransitionChanges {
@@ -102,12 +104,15 @@ export type CompanionStatement = CompanionRow | ((param: AddParam) => string);
 
 /**
  * What an acceptance counts against its account's quotas and records as usage (D-13, D-32): every accepted
- * email recipient and every accepted form submission counts one.
+ * email recipient and every accepted form submission counts one. Forwarded mail counts its recipients as
+ * forwards instead of emails (D-37): its own quota, not billed.
  */
 export interface Metering {
   accountId: string;
   emails: number;
   submissions: number;
+  /** Recipients of forwarded mail; absent: none. */
+  forwards?: number;
 }
 
 /** What one request accepts in one commit. */
@@ -116,8 +121,9 @@ export interface Acceptance {
   statements?: CompanionStatement[];
   idempotency?: IdempotentAnswer;
   /**
-   * By default one email per recipient of `messages`. Form mail passes its submission instead (the emails a
-   * form sends are not metered), a list send its subscribers when accepted, and its pages nothing (null).
+   * By default one email per recipient of `messages`. Form mail passes its submission as well as its emails
+   * (every email sent for an account is metered, D-37), a list send its subscribers when accepted, and its
+   * pages nothing (null).
    */
   metering?: Metering | null;
 }
@@ -320,9 +326,7 @@ export class EmailRepository {
         param,
       ),
       ...(usage ? [usage] : []),
-      ...(answerRows.length
-        ? [`INSERT INTO idempotency_records (scope, key_hash, request_hash, status_code, body, expires_at) VALUES ${answerRows.join(', ')}`]
-        : []),
+      ...(answerRows.length ? [`INSERT INTO idempotency_records (${IDEMPOTENCY_RECORD_COLUMNS}) VALUES ${answerRows.join(', ')}`] : []),
     ];
     if (statements.length === 0) return;
     // Every data-modifying WITH clause runs, referenced or not: the statements commit together.
@@ -347,7 +351,7 @@ export class EmailRepository {
   private async loadForDelivery(messageIds: string[]): Promise<PromiseSettledResult<DeliverableMessage | null>[]> {
     const rows: DeliverableRow[] = await this.dataSource.query(
       'SELECT id, account_id, status, from_address, from_domain, system_sender, pending_recipients, header_message_id, content, attempts, sent_at, ' +
-        'tracking, list_id, envelope_from, inbound_message_id ' +
+        'tracking, list_id, envelope_from, inbound_message_id, scheduled_for ' +
         'FROM messages WHERE id = ANY($1::varchar[])',
       [[...new Set(messageIds)]],
     );
@@ -372,6 +376,7 @@ export class EmailRepository {
         listId: row.list_id,
         envelopeFrom: row.envelope_from,
         inboundMessageId: row.inbound_message_id,
+        scheduledFor: row.scheduled_for,
       };
       return { status: 'fulfilled', value };
     });
@@ -714,26 +719,29 @@ function companionStatements(companions: CompanionStatement[], param: AddParam):
  * same order; the upsert adds atomically, so no concurrent acceptance loses another's count.
  */
 export function usageStatement(meterings: (Metering | null)[], param: AddParam): string | null {
-  const byAccount = new Map<string, { emails: number; submissions: number }>();
+  const byAccount = new Map<string, { emails: number; submissions: number; forwards: number }>();
   for (const metering of meterings) {
-    if (!metering || (metering.emails === 0 && metering.submissions === 0)) continue;
-    const sum = byAccount.get(metering.accountId) ?? { emails: 0, submissions: 0 };
+    const forwards = metering?.forwards ?? 0;
+    if (!metering || (metering.emails === 0 && metering.submissions === 0 && forwards === 0)) continue;
+    const sum = byAccount.get(metering.accountId) ?? { emails: 0, submissions: 0, forwards: 0 };
     sum.emails += metering.emails;
     sum.submissions += metering.submissions;
+    sum.forwards += forwards;
     byAccount.set(metering.accountId, sum);
   }
   if (byAccount.size === 0) return null;
   const rows = [...byAccount]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(
-      ([accountId, { emails, submissions }]) =>
+      ([accountId, { emails, submissions, forwards }]) =>
         `(${param(accountId)}, date_trunc('hour', now(), 'UTC'), ${param(emails)}::bigint, ${param(submissions)}::bigint, ` +
-        `${emails > 0 ? 'now()' : 'NULL::timestamptz'})`,
+        `${param(forwards)}::bigint, ${emails > 0 ? 'now()' : 'NULL::timestamptz'})`,
     );
   return (
-    `INSERT INTO account_usage_hourly (account_id, hour, emails, submissions, last_email_at) VALUES ${rows.join(', ')} ` +
+    `INSERT INTO account_usage_hourly (account_id, hour, emails, submissions, forwards, last_email_at) VALUES ${rows.join(', ')} ` +
     'ON CONFLICT (account_id, hour) DO UPDATE SET emails = account_usage_hourly.emails + excluded.emails, ' +
     'submissions = account_usage_hourly.submissions + excluded.submissions, ' +
+    'forwards = account_usage_hourly.forwards + excluded.forwards, ' +
     'last_email_at = COALESCE(excluded.last_email_at, account_usage_hourly.last_email_at)'
   );
 }

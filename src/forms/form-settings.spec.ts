@@ -1,5 +1,5 @@
 import { SettingsChecker } from '../common/settings-checker';
-import { checkFormMap } from './form-settings';
+import { checkFormMap, checkFormSettings, FormCheckOptions } from './form-settings';
 
 const formMap = (value: unknown, requireRecipients = false) => {
   const check = new SettingsChecker();
@@ -87,5 +87,56 @@ describe('checkFormMap', () => {
   it('refuses a non-object and an empty recipient list', () => {
     expect(formMap(['contact']).errors).toEqual([{ field: 'forms', message: 'must be an object' }]);
     expect(formMap({ contact: { recipients: [] } }).errors[0].field).toBe('forms.contact.recipients');
+  });
+});
+
+describe('checkFormSettings: the CAPTCHA secret', () => {
+  const spam = (value: Record<string, unknown>, options: Partial<FormCheckOptions> = {}) => {
+    const check = new SettingsChecker();
+    const form = checkFormSettings({ spam_protection: value }, 'settings', check, { requireRecipients: false, ...options });
+    return { spam: form?.spam_protection, errors: check.errors };
+  };
+  const required = (provider: string) => ({
+    field: 'settings.spam_protection.captcha_secret',
+    message: `the ${provider} site secret is required with challenge ${provider}`,
+  });
+
+  it('requires the secret with turnstile and hcaptcha, unless a stored one of that provider is kept', () => {
+    expect(spam({ challenge: 'turnstile' }).errors).toEqual([required('turnstile')]);
+    expect(spam({ challenge: 'turnstile' }, { keptCaptchaSecret: 'turnstile' })).toEqual({ spam: { challenge: 'turnstile' }, errors: [] });
+    // The stored secret is Turnstile's: hCaptcha needs its own.
+    expect(spam({ challenge: 'hcaptcha' }, { keptCaptchaSecret: 'turnstile' }).errors).toEqual([required('hcaptcha')]);
+    expect(spam({ challenge: 'hcaptcha', captcha_secret: '0x0000' }).spam).toEqual({ challenge: 'hcaptcha', captcha_secret: '0x0000' });
+  });
+
+  it('takes null as the removal of the stored secret, which a CAPTCHA challenge then lacks', () => {
+    expect(spam({ challenge: 'altcha', captcha_secret: null })).toEqual({
+      spam: { challenge: 'altcha', captcha_secret: null },
+      errors: [],
+    });
+    expect(spam({ challenge: 'turnstile', captcha_secret: null }, { keptCaptchaSecret: 'turnstile' }).errors).toEqual([
+      required('turnstile'),
+    ]);
+  });
+
+  it('refuses a ${NAME} reference (a file mailroom push did not fill in), naming the variable', () => {
+    const { spam: result, errors } = spam({ challenge: 'turnstile', captcha_secret: '${TURNSTILE_SECRET}' });
+    expect(result).toBeUndefined();
+    expect(errors).toEqual([
+      {
+        field: 'settings.spam_protection.captcha_secret',
+        message: expect.stringMatching(/^is a reference to the environment variable TURNSTILE_SECRET: mailroom push replaces it/),
+      },
+    ]);
+  });
+
+  it('takes captcha_secret_set, what responses show, and drops it', () => {
+    expect(spam({ challenge: 'turnstile', captcha_secret_set: true }, { keptCaptchaSecret: 'turnstile' })).toEqual({
+      spam: { challenge: 'turnstile' },
+      errors: [],
+    });
+    expect(spam({ captcha_secret_set: 'yes' }).errors).toEqual([
+      { field: 'settings.spam_protection.captcha_secret_set', message: 'must be true or false' },
+    ]);
   });
 });

@@ -1,6 +1,7 @@
 import { isEmail } from 'class-validator';
 import { isSlug, SettingsChecker, slugRule } from '../common/settings-checker';
 import { normalizeDomainName } from '../domains/domain-name';
+import { referencedVariable } from './spam/secret-reference';
 
 export interface FormAcknowledgment {
   enabled: boolean;
@@ -21,8 +22,13 @@ export interface FormSpamProtection {
   content_filter?: boolean;
   /** A check every post must pass: our proof-of-work (ALTCHA) or a CAPTCHA provider's token. */
   challenge?: FormChallenge;
-  /** The site secret of the CAPTCHA provider (turnstile, hcaptcha). */
-  captcha_secret?: string;
+  /**
+   * The site secret of the CAPTCHA provider (turnstile, hcaptcha). Given: the secret itself; null in a change removes
+   * the stored one. Stored: sealed (see spam/captcha-secret.ts). Never in a response.
+   */
+  captcha_secret?: string | null;
+  /** In responses only: a secret is stored. Taken on input and ignored, so that what GET answers can be sent back. */
+  captcha_secret_set?: boolean;
 }
 
 export type FormChallenge = 'altcha' | 'turnstile' | 'hcaptcha';
@@ -123,15 +129,22 @@ function redirectUrl(value: unknown, field: string, check: SettingsChecker): str
   return check.fail(field, 'must be an absolute http(s) URL');
 }
 
-/**
- * Validates one form's settings. `requireRecipients`: collection forms must name their recipients; a
- * domain's form may leave them out and then goes to the domain's contactRecipients.
- */
+export interface FormCheckOptions {
+  /** Collection forms must name their recipients; a domain's form may leave them out (the domain's contactRecipients). */
+  requireRecipients: boolean;
+  /**
+   * The provider whose stored secret a captcha_secret left out keeps (a change of a stored form). Without it a
+   * turnstile or hcaptcha challenge needs its captcha_secret: the form is new or given whole.
+   */
+  keptCaptchaSecret?: FormChallenge;
+}
+
+/** Validates one form's settings. */
 export function checkFormSettings(
   value: unknown,
   field: string,
   check: SettingsChecker,
-  options: { requireRecipients: boolean },
+  options: FormCheckOptions,
 ): FormSettings | undefined {
   if (!check.isObject(value, field)) return undefined;
   const before = check.errors.length;
@@ -158,7 +171,7 @@ export function checkFormSettings(
   if (value.rateLimit !== undefined) form.rateLimit = check.positiveInt(value.rateLimit, `${field}.rateLimit`, FORM_LIMITS.rateLimit);
   if (value.acknowledgment !== undefined) form.acknowledgment = checkAcknowledgment(value.acknowledgment, `${field}.acknowledgment`, check);
   if (value.spam_protection !== undefined) {
-    form.spam_protection = checkSpamProtection(value.spam_protection, `${field}.spam_protection`, check);
+    form.spam_protection = checkSpamProtection(value.spam_protection, `${field}.spam_protection`, check, options.keptCaptchaSecret);
   }
   if (value.allowedOrigins !== undefined) {
     if (!Array.isArray(value.allowedOrigins) || value.allowedOrigins.length > FORM_LIMITS.allowedOrigins) {
@@ -188,9 +201,15 @@ function checkAcknowledgment(value: unknown, field: string, check: SettingsCheck
   return ack;
 }
 
-function checkSpamProtection(value: unknown, field: string, check: SettingsChecker): FormSpamProtection | undefined {
+function checkSpamProtection(
+  value: unknown,
+  field: string,
+  check: SettingsChecker,
+  keptSecret: FormChallenge | undefined,
+): FormSpamProtection | undefined {
   if (!check.isObject(value, field)) return undefined;
-  check.unknownKeys(value, ['level', 'honeypot', 'rate_limit', 'content_filter', 'challenge', 'captcha_secret'], field);
+  const keys = ['level', 'honeypot', 'rate_limit', 'content_filter', 'challenge', 'captcha_secret', 'captcha_secret_set'];
+  check.unknownKeys(value, keys, field);
   const spam: FormSpamProtection = {};
   if (value.level !== undefined) {
     if (SPAM_PROTECTION_LEVELS.includes(value.level as SpamProtectionLevel)) spam.level = value.level as SpamProtectionLevel;
@@ -203,9 +222,19 @@ function checkSpamProtection(value: unknown, field: string, check: SettingsCheck
     if (FORM_CHALLENGES.includes(value.challenge as FormChallenge)) spam.challenge = value.challenge as FormChallenge;
     else check.fail(`${field}.challenge`, `must be one of ${FORM_CHALLENGES.join(', ')}`);
   }
-  if (value.captcha_secret !== undefined) spam.captcha_secret = check.text(value.captcha_secret, `${field}.captcha_secret`, 500);
-  if ((spam.challenge === 'turnstile' || spam.challenge === 'hcaptcha') && !spam.captcha_secret) {
-    check.fail(`${field}.captcha_secret`, `the ${spam.challenge} site secret is required with challenge ${spam.challenge}`);
+  const secretField = `${field}.captcha_secret`;
+  const variable = referencedVariable(value.captcha_secret);
+  if (value.captcha_secret === null) spam.captcha_secret = null;
+  else if (variable) {
+    check.fail(
+      secretField,
+      `is a reference to the environment variable ${variable}: mailroom push replaces it with the variable's value; give the secret itself`,
+    );
+  } else if (value.captcha_secret !== undefined) spam.captcha_secret = check.text(value.captcha_secret, secretField, 500);
+  if (value.captcha_secret_set !== undefined) check.boolean(value.captcha_secret_set, `${field}.captcha_secret_set`);
+  const kept = spam.captcha_secret === undefined && keptSecret === spam.challenge;
+  if ((spam.challenge === 'turnstile' || spam.challenge === 'hcaptcha') && !spam.captcha_secret && !kept && !variable) {
+    check.fail(secretField, `the ${spam.challenge} site secret is required with challenge ${spam.challenge}`);
   }
   return spam;
 }

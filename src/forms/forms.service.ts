@@ -1,12 +1,15 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, IsNull, Not, Repository } from 'typeorm';
+import { SecretBox } from '../common/crypto/secret-box';
 import { AppException } from '../common/errors/app.exception';
 import { newId } from '../common/ids';
 import { SettingsChecker } from '../common/settings-checker';
+import { AppConfigService } from '../config/app-config.service';
 import { CONTACT_FORM_SLUG, Form, FormKind } from './form.entity';
 import { FormSubmission, SubmissionStatus } from './form-submission.entity';
-import { checkFormSettings, FormSettings } from './form-settings';
+import { checkFormSettings, FormCheckOptions, FormSettings } from './form-settings';
+import { keptCaptchaProvider, publicFormSettings, sealCaptchaSecret, withoutCaptchaSecret } from './spam/captcha-secret';
 
 /** Whose map of forms: a domain's (`/{domain}/{slug}`) or a collection's (`/c/{collection}/{slug}`). */
 export type FormOwner = { domainId: string } | { collectionId: string };
@@ -30,14 +33,54 @@ export interface SubmissionPage {
   nextCursor: string | null;
 }
 
-/** Forms of an account, whatever they belong to (D-1: another account's form is a 404). The only writer of forms. */
+/**
+ * Forms of an account, whatever they belong to (D-1: another account's form is a 404). The only writer of forms:
+ * every write seals the CAPTCHA secret (spam/captcha-secret.ts), so a Form's settings hold it sealed; what is made
+ * for responses (mapOf, FormDto) shows only that one is set.
+ */
 @Injectable()
-export class FormsService {
+export class FormsService implements OnApplicationBootstrap {
+  private readonly logger = new Logger(FormsService.name);
+
   constructor(
     @InjectRepository(Form) private readonly forms: Repository<Form>,
     @InjectRepository(FormSubmission) private readonly submissions: Repository<FormSubmission>,
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly secrets: SecretBox,
+    private readonly config: AppConfigService,
   ) {}
+
+  /** Seals the CAPTCHA secrets that rows written before sealing hold in plain text (once: later starts find none). */
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.config.runsApi) return;
+    try {
+      const sealed = await this.sealPlainCaptchaSecrets();
+      if (sealed > 0) this.logger.log(`Sealed ${sealed} CAPTCHA secret(s) stored in plain text`);
+    } catch (err) {
+      this.logger.warn(`Could not seal the CAPTCHA secrets stored in plain text (they still work): ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * Seals every plain-text CAPTCHA secret; answers how many. Each row is written only if it still holds the value
+   * read, so instances starting together, or a change of the form meanwhile, lose nothing.
+   */
+  async sealPlainCaptchaSecrets(): Promise<number> {
+    const rows: { id: string; secret: string }[] = await this.dataSource.query(
+      `SELECT id, settings #>> '{spam_protection,captcha_secret}' AS secret FROM forms
+       WHERE jsonb_typeof(settings #> '{spam_protection,captcha_secret}') = 'string'`,
+    );
+    let sealed = 0;
+    for (const { id, secret } of rows.filter((row) => !SecretBox.isSealed(row.secret))) {
+      const [, affected] = await this.dataSource.query<[unknown, number]>(
+        `UPDATE forms SET settings = jsonb_set(settings, '{spam_protection,captcha_secret}', to_jsonb($2::text))
+         WHERE id = $1 AND settings #>> '{spam_protection,captcha_secret}' = $3`,
+        [id, this.secrets.seal(secret), secret],
+      );
+      sealed += affected;
+    }
+    return sealed;
+  }
 
   list(accountId: string): Promise<Form[]> {
     return this.forms.find({
@@ -95,7 +138,7 @@ export class FormsService {
 
   /** Creates a stand-alone form (`POST /api/forms`) or, with `confirmationTokenHash`, an unconfirmed instant form. */
   async create(accountId: string, input: NewForm, instant?: { confirmationTokenHash: string }): Promise<Form> {
-    const settings = validSettings({ ...input.settings, name: input.name });
+    const settings = sealCaptchaSecret(this.secrets, validSettings({ ...input.settings, name: input.name }));
     const form = this.forms.create({
       id: newId('frm'),
       accountId,
@@ -114,17 +157,19 @@ export class FormsService {
 
   /**
    * Changes a form's settings: a setting given replaces the stored one, null removes it (PATCH semantics).
-   * The result is validated as a whole, so a form never holds settings it could not be created with.
+   * The result is validated as a whole, so a form never holds settings it could not be created with. The CAPTCHA
+   * secret, never shown, is kept when left out of a spam_protection given (for the same provider).
    */
   async update(accountId: string, id: string, change: Record<string, unknown>): Promise<Form> {
     const form = await this.get(accountId, id);
-    const merged: Record<string, unknown> = { ...form.settings };
+    const merged: Record<string, unknown> = { ...withoutCaptchaSecret(form.settings) };
     for (const [key, value] of Object.entries(change)) {
       if (value === null) delete merged[key];
       else if (value !== undefined) merged[key] = value;
     }
     if (change.to !== undefined && change.to !== null) delete merged.recipients;
-    const settings = validSettings(merged, form.kind === 'domain' ? { requireRecipients: false } : undefined);
+    const options = { requireRecipients: form.kind !== 'domain', keptCaptchaSecret: keptCaptchaProvider(form.settings) };
+    const settings = sealCaptchaSecret(this.secrets, validSettings(merged, options), form.settings);
     form.settings = settings;
     form.name = settings.name ?? form.name;
     await this.forms.save(form);
@@ -137,25 +182,25 @@ export class FormsService {
     return form;
   }
 
-  /** The forms of a domain or a collection as the configuration file shows them: slug → settings. */
+  /** The forms of a domain or a collection as responses show them: slug → settings (no CAPTCHA secret). */
   async mapOf(owner: FormOwner): Promise<Record<string, FormSettings>> {
     const forms = await this.forms.find({ where: { ...owner, slug: Not(IsNull()) }, order: { slug: 'ASC' } });
-    return Object.fromEntries(forms.map((form) => [form.slug!, form.settings]));
+    return Object.fromEntries(forms.map((form) => [form.slug!, publicFormSettings(form.settings)]));
   }
 
-  /** The forms of many collections at once: collection id → slug → settings. */
+  /** The forms of many collections at once, as responses show them: collection id → slug → settings. */
   async mapsOfCollections(collectionIds: string[]): Promise<Map<string, Record<string, FormSettings>>> {
     const maps = new Map<string, Record<string, FormSettings>>(collectionIds.map((id) => [id, {}]));
     if (collectionIds.length === 0) return maps;
     const forms = await this.forms.find({ where: { collectionId: In(collectionIds) }, order: { slug: 'ASC' } });
-    for (const form of forms) maps.get(form.collectionId!)![form.slug!] = form.settings;
+    for (const form of forms) maps.get(form.collectionId!)![form.slug!] = publicFormSettings(form.settings);
     return maps;
   }
 
   /**
-   * Makes a domain's or collection's forms exactly `forms` (validated already): new slugs are created, known
-   * ones keep their id (and submissions) with the new settings, the others are deleted. `keep` slugs are
-   * never deleted (a domain's contact form).
+   * Makes a domain's or collection's forms exactly `forms` (validated already, given whole: CAPTCHA secrets in
+   * clear, sealed here): new slugs are created, known ones keep their id (and submissions) with the new settings,
+   * the others are deleted. `keep` slugs are never deleted (a domain's contact form).
    */
   async replaceMap(
     manager: EntityManager,
@@ -179,7 +224,7 @@ export class FormsService {
         slug,
         domainId: 'domainId' in owner ? owner.domainId : null,
         collectionId: 'collectionId' in owner ? owner.collectionId : null,
-        settings,
+        settings: sealCaptchaSecret(this.secrets, settings),
         confirmedAt: bySlug.get(slug)?.confirmedAt ?? new Date(),
         confirmationTokenHash: null,
       }),
@@ -284,7 +329,7 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   return { createdAt, id };
 }
 
-function validSettings(value: Record<string, unknown>, options = { requireRecipients: true }): FormSettings {
+function validSettings(value: Record<string, unknown>, options: FormCheckOptions = { requireRecipients: true }): FormSettings {
   const check = new SettingsChecker();
   const settings = checkFormSettings(value, 'settings', check, options);
   if (!settings) throw AppException.validation(check.errors.map((e) => ({ ...e, field: e.field.replace(/^settings\./, '') })));

@@ -233,10 +233,16 @@ export class ForwardingService {
       });
     }
     if (messages.length === 0) return [];
+    // Forwarded mail spends forwards_per_month, one per recipient it goes to, never the account's emails (D-37).
+    const forwards = messages.reduce((sum, { message }) => sum + message.recipients.length, 0);
     try {
-      await this.email.accept({ messages, statements });
+      await this.email.accept({ messages, statements, metering: { accountId, emails: 0, submissions: 0, forwards } });
     } catch (err) {
-      if (err instanceof AppException && err.status === 429) throw new InboundRefusal(451, `4.7.1 ${err.message}`);
+      // A quota is whole again at its reset: the sending server keeps the message and tries again (4xx), as before.
+      if (err instanceof AppException && err.status === 429) {
+        const quota = typeof err.details?.quota === 'string' ? err.details.quota : 'Quota';
+        throw new InboundRefusal(451, `4.7.1 ${quota} exhausted, try again later: ${err.message}`);
+      }
       throw err;
     }
     return statements.map((s) => s.values.id as string);

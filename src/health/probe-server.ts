@@ -3,7 +3,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import express, { type Request, type Response } from 'express';
 import { OperatorAccess } from '../common/auth/operator-access';
 import { MetricsService } from '../metrics/metrics.service';
-import { METRICS_REALM } from '../metrics/metrics-access.guard';
+import { METRICS_ACCESS } from '../metrics/metrics-access.guard';
 import { HealthService, readinessStatusCode } from './health.service';
 
 /**
@@ -22,7 +22,7 @@ export function startProbeServer(app: INestApplicationContext, port: number): Pr
   probes.get('/health/ready', (_request: Request, response: Response, next) => {
     health.readiness().then((readiness) => response.status(readinessStatusCode(readiness)).json(readiness), next);
   });
-  probes.get('/metrics', access.middleware(METRICS_REALM, { acceptMetricsToken: true }), (_request: Request, response: Response, next) => {
+  probes.get('/metrics', access.middleware(METRICS_ACCESS), (_request: Request, response: Response, next) => {
     metrics.render().then((text) => response.type(metrics.contentType).set('Cache-Control', 'no-store').send(text), next);
   });
   return new Promise((resolve, reject) => {

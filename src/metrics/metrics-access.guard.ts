@@ -1,24 +1,24 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { OperatorAccess } from '../common/auth/operator-access';
-import { AppException } from '../common/errors/app.exception';
-import { ErrorCode } from '../common/errors/error-code';
+import { OperatorAccess, type OperatorRequirement } from '../common/auth/operator-access';
 
-export const METRICS_REALM = 'Mailroom metrics';
+/**
+ * /metrics, on the API and on a worker's probe port: an operator admin key holding operator.metrics (basic auth
+ * password or bearer), or the METRICS_TOKEN bearer.
+ */
+export const METRICS_ACCESS: OperatorRequirement = {
+  realm: 'Mailroom metrics',
+  permissions: () => ['operator.metrics'],
+  acceptMetricsToken: true,
+};
 
-/** /metrics: an operator admin key by basic auth, or the METRICS_TOKEN bearer. */
 @Injectable()
 export class MetricsAccessGuard implements CanActivate {
   constructor(private readonly access: OperatorAccess) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
-    const response = http.getResponse<Response>();
-    if (await this.access.allows(http.getRequest<Request>(), response, { acceptMetricsToken: true })) return true;
-    response.set('WWW-Authenticate', `Basic realm="${METRICS_REALM}", charset="UTF-8"`);
-    throw new AppException(
-      ErrorCode.AuthMissing,
-      'Sign in with any user name and an operator admin key as the password, or send the METRICS_TOKEN bearer',
-    );
+    await this.access.authorize(http.getRequest<Request>(), http.getResponse<Response>(), METRICS_ACCESS);
+    return true;
   }
 }

@@ -1,5 +1,5 @@
 import { Controller, Get, Header, Res, UseGuards } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiSecurity, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ApiForbiddenResponse, ApiOkResponse, ApiOperation, ApiSecurity, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Public } from '../common/auth/auth.decorator';
 import { ErrorBodyDto } from '../common/errors/error-body';
@@ -18,10 +18,12 @@ export class MetricsController {
     operationId: 'getMetrics',
     summary: 'Prometheus metrics of this process',
     description:
-      'HTTP basic auth with an operator admin key as the password, or `Authorization: Bearer <METRICS_TOKEN>`. ' +
+      'An admin key of the operator account holding `operator.metrics`, as the password of HTTP basic auth or as ' +
+      '`Authorization: Bearer <key>`; or `Authorization: Bearer <METRICS_TOKEN>`. The key’s IP allowlist and expiry apply. ' +
       'Each process reports its own counters; queue depths come from Redis and are the same on every process.',
   })
   @ApiSecurity('OperatorBasic')
+  @ApiSecurity('BearerKey')
   @ApiSecurity('MetricsToken')
   @ApiOkResponse({
     description: 'Prometheus text exposition format 0.0.4',
@@ -32,7 +34,11 @@ export class MetricsController {
       },
     },
   })
-  @ApiUnauthorizedResponse({ description: 'No operator credential or METRICS_TOKEN', type: ErrorBodyDto })
+  @ApiUnauthorizedResponse({ description: 'No credential, an unknown key or token, or an expired key', type: ErrorBodyDto })
+  @ApiForbiddenResponse({
+    description: 'Not an admin key of the operator account, without operator.metrics, or from an address outside its IP allowlist',
+    type: ErrorBodyDto,
+  })
   @Header('Cache-Control', 'no-store')
   async scrape(@Res() response: Response): Promise<void> {
     response.type(this.metrics.contentType).send(await this.metrics.render());

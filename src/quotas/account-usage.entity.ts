@@ -3,7 +3,7 @@ import { Account } from '../accounts/account.entity';
 
 /**
  * What an account used in one hour (UTC): accepted email recipients, also those reported by
- * POST /api/billing/usage, and accepted form submissions. Billing sums the months, quotas the hours, days
+ * POST /api/billing/usage, accepted form submissions, and recipients of forwarded mail. Billing sums the months, quotas the hours, days
  * and months; rows are added to by upsert, so concurrent acceptances never lose a count.
  */
 @Entity('account_usage_hourly')
@@ -24,6 +24,10 @@ export class AccountUsage {
 
   @Column({ type: 'bigint', default: 0 })
   submissions: string;
+
+  /** Recipients of forwarded mail (D-37): their own quota, not emails, not billed. */
+  @Column({ type: 'bigint', default: 0 })
+  forwards: string;
 
   /** When the last of the hour's emails was accepted (billing info's lastEmailSent). */
   @Column({ type: 'timestamptz', nullable: true })

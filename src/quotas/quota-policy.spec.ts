@@ -24,6 +24,7 @@ function account(overrides: Partial<QuotaAccount> = {}): QuotaAccount {
 
 const NO_LIMITS = {
   emails_per_month: null,
+  forwards_per_month: null,
   form_submissions_per_hour: null,
   form_submissions_per_day: null,
   global_hourly: null,
@@ -57,24 +58,30 @@ describe('quota policy (D-13)', () => {
       expect(quotaLimits(account({ createdAt: new Date(NOW - HOUR) }), new Date(NOW))).toEqual({
         ...NO_LIMITS,
         emails_per_month: 360,
+        forwards_per_month: 500,
         form_submissions_per_hour: 100,
         form_submissions_per_day: 1000,
       });
       expect(quotaLimits(account(), new Date(NOW)).emails_per_month).toBe(180);
     });
 
-    it('gives Pro no email stop (overage) and 2000/20000 form submissions; enterprise nothing until set', () => {
+    it('gives Pro no email stop (overage), 50000 forwards and 2000/20000 form submissions; enterprise nothing until set', () => {
       expect(quotaLimits(account({ tier: 'pro' }), new Date(NOW))).toEqual({
         ...NO_LIMITS,
+        forwards_per_month: 50_000,
         form_submissions_per_hour: 2000,
         form_submissions_per_day: 20_000,
       });
       expect(quotaLimits(account({ tier: 'enterprise' }), new Date(NOW))).toEqual(NO_LIMITS);
       expect(
-        quotaLimits(account({ tier: 'enterprise', quotas: { emails_per_month: 5000, form_submissions_per_hour: 3 } }), new Date(NOW)),
+        quotaLimits(
+          account({ tier: 'enterprise', quotas: { emails_per_month: 5000, forwards_per_month: 70, form_submissions_per_hour: 3 } }),
+          new Date(NOW),
+        ),
       ).toEqual({
         ...NO_LIMITS,
         emails_per_month: 5000,
+        forwards_per_month: 70,
         form_submissions_per_hour: 3,
       });
     });
@@ -84,6 +91,7 @@ describe('quota policy (D-13)', () => {
         quotaLimits(account({ quotas: { form_submissions_per_day: 5 }, globalLimits: { hourly: 7, monthly: 9 } }), new Date(NOW)),
       ).toEqual({
         emails_per_month: 180,
+        forwards_per_month: 500,
         form_submissions_per_hour: 100,
         form_submissions_per_day: 5,
         global_hourly: 7,
@@ -96,10 +104,21 @@ describe('quota policy (D-13)', () => {
       });
     });
 
+    it('lets settings.quotas set forwards_per_month on any tier, apart from emails_per_month', () => {
+      const free = quotaLimits(account({ quotas: { forwards_per_month: 2 } }), new Date(NOW));
+      expect([free.emails_per_month, free.forwards_per_month]).toEqual([180, 2]);
+      const pro = quotaLimits(account({ tier: 'pro', quotas: { forwards_per_month: 1_000_000 } }), new Date(NOW));
+      expect([pro.emails_per_month, pro.forwards_per_month]).toEqual([null, 1_000_000]);
+      // The operator's account runs the installation: its forwarding is never stopped by a plan quota.
+      expect(quotaLimits(account({ isOperator: true }), new Date(NOW)).forwards_per_month).toBeNull();
+    });
+
     it('reads only positive integers from settings (operators may write them by hand)', () => {
       expect(parseSettingsQuotas({ emails_per_month: 10, form_submissions_per_hour: 0, form_submissions_per_day: '5', other: 3 })).toEqual({
         emails_per_month: 10,
       });
+      expect(parseSettingsQuotas({ forwards_per_month: 25 })).toEqual({ forwards_per_month: 25 });
+      expect(parseSettingsQuotas({ forwards_per_month: -1 })).toEqual({});
       expect(parseGlobalLimits({ hourly: 1.5, daily: -1, monthly: 2_000_000_000 })).toEqual({});
       expect(parseGlobalLimits({ hourly: 3, daily: 4, monthly: 5 })).toEqual({ hourly: 3, daily: 4, monthly: 5 });
       expect(parseGlobalLimits(null)).toEqual({});
@@ -111,6 +130,7 @@ describe('quota policy (D-13)', () => {
     const limits = {
       ...NO_LIMITS,
       emails_per_month: 180,
+      forwards_per_month: 500,
       form_submissions_per_hour: 100,
       form_submissions_per_day: 1000,
       global_hourly: 50,
@@ -133,6 +153,35 @@ describe('quota policy (D-13)', () => {
       ]);
       expect(reservationRules('acc_1', limits, { emails: 0, submissions: 0 }, NOW, 300_000, redisKey)).toEqual([]);
       expect(reservationRules('acc_1', NO_LIMITS, { emails: 10, submissions: 1 }, NOW, 300_000, redisKey)).toEqual([]);
+    });
+
+    it('checks forwarded mail against forwards_per_month only: neither the email quota nor global_limits', () => {
+      const rules = reservationRules(
+        'acc_1',
+        { ...limits, global_daily: 10, global_monthly: 10 },
+        { emails: 0, submissions: 0, forwards: 3 },
+        NOW,
+        300_000,
+        redisKey,
+      );
+      expect(rules.map((r) => [r.quota.name, r.key, r.cost, r.limit])).toEqual([
+        ['forwards_per_month', 'p:quota:acc_1:forwards:m202611', 3, 500],
+      ]);
+      // A send (forwards absent) never touches the forwarding counter.
+      expect(reservationRules('acc_1', limits, { emails: 2, submissions: 0 }, NOW, 300_000, redisKey).map((r) => r.quota.name)).toEqual([
+        'emails_per_month',
+        'global_hourly',
+      ]);
+      expect(
+        reservationRules(
+          'acc_1',
+          { ...limits, forwards_per_month: null },
+          { emails: 0, submissions: 0, forwards: 3 },
+          NOW,
+          300_000,
+          redisKey,
+        ),
+      ).toEqual([]);
     });
 
     it('trusts a loaded counter for the sync interval, never much past the end of its window', () => {
@@ -163,6 +212,7 @@ describe('quota policy (D-13)', () => {
     it('lists every counter key of an account in the current windows', () => {
       expect(allCounterKeys(redisKey, 'acc_1', NOW)).toEqual([
         'p:quota:acc_1:emails:m202611',
+        'p:quota:acc_1:forwards:m202611',
         'p:quota:acc_1:submissions:h2026112314',
         'p:quota:acc_1:submissions:d20261123',
         'p:quota:acc_1:units:h2026112314',
@@ -171,10 +221,15 @@ describe('quota policy (D-13)', () => {
       ]);
     });
 
-    it('counts usage by unit: emails, submissions, or both for global_limits', () => {
-      const usage = { hour: { emails: 1, submissions: 2 }, day: { emails: 10, submissions: 20 }, month: { emails: 100, submissions: 200 } };
+    it('counts usage by unit: emails, submissions, forwards, or emails and submissions for global_limits', () => {
+      const usage = {
+        hour: { emails: 1, submissions: 2, forwards: 4 },
+        day: { emails: 10, submissions: 20, forwards: 40 },
+        month: { emails: 100, submissions: 200, forwards: 400 },
+      };
       expect(usedIn(usage, 'emails', 'month')).toBe(100);
       expect(usedIn(usage, 'submissions', 'day')).toBe(20);
+      expect(usedIn(usage, 'forwards', 'month')).toBe(400);
       expect(usedIn(usage, 'units', 'hour')).toBe(3);
     });
   });
@@ -207,6 +262,23 @@ describe('quota policy (D-13)', () => {
         },
         retryAfterSec: secondsToMonthEnd,
       });
+    });
+
+    it('names the forwarding quota when forwarded mail is refused', () => {
+      const [rule] = reservationRules(
+        'acc_1',
+        { ...NO_LIMITS, forwards_per_month: 500 },
+        { emails: 0, submissions: 0, forwards: 2 },
+        NOW,
+        300_000,
+        redisKey,
+      );
+      const refusal = refusalOf(rule, 500, NOW);
+      expect(refusal.code).toBe(ErrorCode.QuotaExceeded);
+      expect(refusal.message).toBe(
+        'Quota exceeded: your plan allows 500 forwarded emails per calendar month (0 left, this request needs 2); it resets at 2026-12-01T00:00:00.000Z',
+      );
+      expect(refusal.details).toMatchObject({ quota: 'forwards_per_month', window: 'month', limit: 500, remaining: 0, requested: 2 });
     });
 
     it('names global_limits for ACCOUNT_QUOTA_EXCEEDED, never a negative remaining, at least one second to wait', () => {

@@ -14,6 +14,8 @@ import type { Metering } from '../email/email.repository';
 export interface TierQuotas {
   /** A hard stop at this many emails a calendar month (Free only; paid plans go into overage). */
   emailsPerMonth?: number;
+  /** Forwarded emails (inbound mail sent on by a forwarding rule) a calendar month: their own stop, never overage. */
+  forwardsPerMonth?: number;
   formSubmissionsPerHour?: number;
   formSubmissionsPerDay?: number;
 }
@@ -22,9 +24,23 @@ export const FREE_MONTHLY_EMAILS = 180;
 /** Free accounts get twice the quota in the calendar month they were created in. */
 export const FREE_FIRST_MONTH_EMAILS = 360;
 
+/**
+ * Forwarding is driven by whoever mails the account's addresses, so it has a quota of its own (D-37): a catch-all
+ * under a spam run stops forwarding, never the account's own sends. Free: the 500 a day that forwarding services
+ * give their free plans as an abuse ceiling, spread here over a month (Free is a trial of a sending service);
+ * Pro: five times the smallest plan's included emails, never billed as overage.
+ */
+export const FREE_MONTHLY_FORWARDS = 500;
+export const PRO_MONTHLY_FORWARDS = 50_000;
+
 export const TIER_QUOTAS: Record<AccountTier, TierQuotas> = {
-  free: { emailsPerMonth: FREE_MONTHLY_EMAILS, formSubmissionsPerHour: 100, formSubmissionsPerDay: 1000 },
-  pro: { formSubmissionsPerHour: 2000, formSubmissionsPerDay: 20_000 },
+  free: {
+    emailsPerMonth: FREE_MONTHLY_EMAILS,
+    forwardsPerMonth: FREE_MONTHLY_FORWARDS,
+    formSubmissionsPerHour: 100,
+    formSubmissionsPerDay: 1000,
+  },
+  pro: { forwardsPerMonth: PRO_MONTHLY_FORWARDS, formSubmissionsPerHour: 2000, formSubmissionsPerDay: 20_000 },
   enterprise: {},
 };
 
@@ -37,13 +53,23 @@ export function freeMonthlyEmails(createdAt: Date, now: Date): number {
 /** The largest value a quota or global limit may be set to (they are counted in Redis integers and bigint rows). */
 export const MAX_QUOTA_VALUE = 1_000_000_000;
 
-/** What a quota counts: accepted email recipients, accepted form submissions, or both ("units", global_limits). */
-export type QuotaUnit = 'emails' | 'submissions' | 'units';
+/**
+ * What a quota counts: accepted email recipients, accepted form submissions, recipients of forwarded mail, or
+ * emails and submissions together ("units", global_limits). Units leave forwards out: global_limits cap the
+ * account's own sends and form posts, and strangers mailing its addresses must not spend them.
+ */
+export type QuotaUnit = 'emails' | 'submissions' | 'forwards' | 'units';
 /** Calendar windows in UTC: the hour, the day, the month. */
 export type QuotaWindow = 'hour' | 'day' | 'month';
 
 export type QuotaName =
-  'emails_per_month' | 'form_submissions_per_hour' | 'form_submissions_per_day' | 'global_hourly' | 'global_daily' | 'global_monthly';
+  | 'emails_per_month'
+  | 'forwards_per_month'
+  | 'form_submissions_per_hour'
+  | 'form_submissions_per_day'
+  | 'global_hourly'
+  | 'global_daily'
+  | 'global_monthly';
 
 export interface QuotaDefinition {
   name: QuotaName;
@@ -56,6 +82,7 @@ export interface QuotaDefinition {
 /** Every quota, plan quotas first (the order the settings route lists them in and ties are broken by). */
 export const QUOTAS: readonly QuotaDefinition[] = [
   { name: 'emails_per_month', unit: 'emails', window: 'month', kind: 'plan' },
+  { name: 'forwards_per_month', unit: 'forwards', window: 'month', kind: 'plan' },
   { name: 'form_submissions_per_hour', unit: 'submissions', window: 'hour', kind: 'plan' },
   { name: 'form_submissions_per_day', unit: 'submissions', window: 'day', kind: 'plan' },
   { name: 'global_hourly', unit: 'units', window: 'hour', kind: 'global' },
@@ -66,6 +93,7 @@ export const QUOTAS: readonly QuotaDefinition[] = [
 /** accounts.settings.quotas: an operator's custom plan quotas (enterprise), laid over the tier's field by field. */
 export interface SettingsQuotas {
   emails_per_month?: number;
+  forwards_per_month?: number;
   form_submissions_per_hour?: number;
   form_submissions_per_day?: number;
 }
@@ -77,7 +105,12 @@ export interface GlobalLimits {
   monthly?: number;
 }
 
-export const SETTINGS_QUOTA_FIELDS = ['emails_per_month', 'form_submissions_per_hour', 'form_submissions_per_day'] as const;
+export const SETTINGS_QUOTA_FIELDS = [
+  'emails_per_month',
+  'forwards_per_month',
+  'form_submissions_per_hour',
+  'form_submissions_per_day',
+] as const;
 export const GLOBAL_LIMIT_FIELDS = ['hourly', 'daily', 'monthly'] as const;
 
 /** What the quotas need of an account. */
@@ -119,6 +152,7 @@ export function quotaLimits(account: QuotaAccount, now: Date): Record<QuotaName,
   const { quotas, globalLimits } = account;
   return {
     emails_per_month: quotas.emails_per_month ?? planEmails ?? null,
+    forwards_per_month: quotas.forwards_per_month ?? tier.forwardsPerMonth ?? null,
     form_submissions_per_hour: quotas.form_submissions_per_hour ?? tier.formSubmissionsPerHour ?? null,
     form_submissions_per_day: quotas.form_submissions_per_day ?? tier.formSubmissionsPerDay ?? null,
     global_hourly: globalLimits.hourly ?? null,
@@ -154,19 +188,40 @@ export function windowOf(window: QuotaWindow, nowMs: number): WindowSpan {
   }
 }
 
+/** What the quotas read of a metering: forwards absent count none. */
+export type MeteredCounts = Pick<Metering, 'emails' | 'submissions' | 'forwards'>;
+
+/** One window's (or one acceptance's) counts of every unit that is stored. */
+export interface UnitCounts {
+  emails: number;
+  submissions: number;
+  forwards: number;
+}
+
+/** The count of `unit` in `counts` (a metering, or a window's usage). */
+function countOf(unit: QuotaUnit, counts: MeteredCounts): number {
+  switch (unit) {
+    case 'emails':
+      return counts.emails;
+    case 'submissions':
+      return counts.submissions;
+    case 'forwards':
+      return counts.forwards ?? 0;
+    case 'units':
+      return counts.emails + counts.submissions;
+  }
+}
+
 /** What one acceptance adds to a counter of this unit. */
-export function costOf(unit: QuotaUnit, metering: Pick<Metering, 'emails' | 'submissions'>): number {
-  if (unit === 'emails') return metering.emails;
-  if (unit === 'submissions') return metering.submissions;
-  return metering.emails + metering.submissions;
+export function costOf(unit: QuotaUnit, metering: MeteredCounts): number {
+  return countOf(unit, metering);
 }
 
 /** An account's usage in the current hour, day and month (from account_usage_hourly). */
-export type WindowUsage = Record<QuotaWindow, { emails: number; submissions: number }>;
+export type WindowUsage = Record<QuotaWindow, UnitCounts>;
 
 export function usedIn(usage: WindowUsage, unit: QuotaUnit, window: QuotaWindow): number {
-  const { emails, submissions } = usage[window];
-  return unit === 'emails' ? emails : unit === 'submissions' ? submissions : emails + submissions;
+  return countOf(unit, usage[window]);
 }
 
 type RedisKey = (...parts: string[]) => string;
@@ -203,7 +258,7 @@ const AFTER_WINDOW_MS = 60_000;
 export function reservationRules(
   accountId: string,
   limits: Record<QuotaName, number | null>,
-  metering: Pick<Metering, 'emails' | 'submissions'>,
+  metering: MeteredCounts,
   nowMs: number,
   syncMs: number,
   redisKey: RedisKey,
@@ -245,6 +300,7 @@ const WINDOW_TEXT: Record<QuotaWindow, string> = { hour: 'per hour', day: 'per d
 const UNIT_TEXT: Record<QuotaUnit, string> = {
   emails: 'emails',
   submissions: 'form submissions',
+  forwards: 'forwarded emails',
   units: 'emails and form submissions together',
 };
 

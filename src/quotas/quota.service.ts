@@ -77,8 +77,8 @@ interface Held {
 }
 
 /**
- * The account quotas of D-13: emails per calendar month by plan, form submissions per hour and day by tier,
- * and the account's own global_limits. Counted in Redis so that the send path checks them without a database
+ * The account quotas of D-13: emails per calendar month by plan, forwarded mail per calendar month by plan
+ * (D-37), form submissions per hour and day by tier, and the account's own global_limits. Counted in Redis so that the send path checks them without a database
  * round trip: every counter an acceptance moves is checked and added in one Lua call. A counter that is missing
  * (a new window, Redis restarted, expired after QUOTA_SYNC_INTERVAL_MS) is loaded from account_usage_hourly,
  * after the account's acceptances under way in this process have committed or failed, so it is exact.

@@ -24,6 +24,7 @@ describe('API keys and authentication', () => {
       ['post', '/api-keys', { name: 'k', keyType: 'usage' }],
       ['get', '/api-keys', undefined],
       ['delete', '/api-keys/key_doesnotexist', undefined],
+      ['patch', '/api-keys/key_doesnotexist', { name: 'k' }],
       ['post', '/auth/keys', { name: 'k', permissions: ['email.send'] }],
       ['post', '/admin/accounts', { name: 'Other' }],
       ['get', '/admin/accounts', undefined],

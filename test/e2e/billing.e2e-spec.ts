@@ -5,7 +5,8 @@ import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
 
 // Billing (D-32): customers, subscriptions that move the account's tier (D-11), reported and metered usage,
-// and billing info with overage; a tenant is an account, and only operator keys bill other accounts.
+// and billing info with overage; a tenant is an account, and only operator keys bill other accounts. A tenant's
+// own keys subscribe, change the plan and cancel only where the operator turned self-service billing on.
 describe('billing', () => {
   let t: TestApp;
   let sink: SmtpSink;
@@ -30,6 +31,9 @@ describe('billing', () => {
     ((await db.query('SELECT created_at FROM accounts WHERE id = $1', [accountId]))[0].created_at as Date).toISOString();
   const customerFor = async (key: string, tenantId: string) =>
     (await post(key, 'customer', { tenantId, email: 'billing@acme.example', name: 'Acme Ltd' }).expect(201)).body;
+  /** The operator lets the tenant's own admin keys manage its subscription. */
+  const selfService = async (accountId: string, on = true) =>
+    (await t.http.patch(`/admin/accounts/${accountId}`).set(bearer(t.operatorKey)).send({ billingSelfService: on }).expect(200)).body;
   const notFound = (tenantId: string) => ({
     error: { code: 'NOT_FOUND', message: `Tenant '${tenantId}' was not found` },
     documentation: expect.any(String),
@@ -49,6 +53,7 @@ describe('billing', () => {
 
   it('runs a tenant through Free, a subscription with metered and reported usage, a plan change and a cancel', async () => {
     const { accountId, adminKey } = await createAccount(t, 'Lifecycle');
+    await selfService(accountId);
     const domain = 'lifecycle.billing.test';
     await createVerifiedDomain(t, accountId, domain);
 
@@ -59,7 +64,7 @@ describe('billing', () => {
       status: 'none',
       monthlyFee: 0,
       includedEmails: 360,
-      currentPeriod: { emailsSent: 0, emailsIncluded: 360, overage: 0, overageCost: 0 },
+      currentPeriod: { emailsSent: 0, emailsIncluded: 360, overage: 0, overageCost: 0, forwardsSent: 0 },
       totalEmailsSent: 0,
       createdAt: await accountCreatedAt(accountId),
       lastEmailSent: null,
@@ -142,7 +147,14 @@ describe('billing', () => {
     );
 
     const reported = await post(adminKey, 'usage', { tenantId: accountId, emailCount: 10 }).expect(200);
-    expect(reported.body).toEqual({ emailsRecorded: 10, currentPeriodEmails: 13, includedEmails: 50_000, overage: 0, plan: 'developer' });
+    expect(reported.body).toEqual({
+      emailsRecorded: 10,
+      currentPeriodEmails: 13,
+      includedEmails: 50_000,
+      overage: 0,
+      plan: 'developer',
+      currentPeriodForwards: 0,
+    });
 
     const before = (await info(adminKey, accountId).expect(200)).body;
     expect(before).toEqual({
@@ -151,7 +163,7 @@ describe('billing', () => {
       status: 'active',
       monthlyFee: 25,
       includedEmails: 50_000,
-      currentPeriod: { emailsSent: 13, emailsIncluded: 50_000, overage: 0, overageCost: 0 },
+      currentPeriod: { emailsSent: 13, emailsIncluded: 50_000, overage: 0, overageCost: 0, forwardsSent: 0 },
       totalEmailsSent: 1013,
       createdAt: customer.created_at,
       lastEmailSent: anyTime,
@@ -166,9 +178,10 @@ describe('billing', () => {
       includedEmails: 50_000,
       overage: 1500,
       plan: 'developer',
+      currentPeriodForwards: 0,
     });
     const billed = (await info(adminKey, accountId).expect(200)).body;
-    expect(billed.currentPeriod).toEqual({ emailsSent: 51_500, emailsIncluded: 50_000, overage: 1500, overageCost: 1.5 });
+    expect(billed.currentPeriod).toEqual({ emailsSent: 51_500, emailsIncluded: 50_000, overage: 1500, overageCost: 1.5, forwardsSent: 0 });
     expect(billed.totalEmailsSent).toBe(52_500);
 
     // Canceled at once: back on Free (its quota), usage of the month kept.
@@ -182,7 +195,7 @@ describe('billing', () => {
       status: 'canceled',
       monthlyFee: 0,
       includedEmails: 360,
-      currentPeriod: { emailsSent: 51_500, emailsIncluded: 360, overage: 51_140, overageCost: 0 },
+      currentPeriod: { emailsSent: 51_500, emailsIncluded: 360, overage: 51_140, overageCost: 0, forwardsSent: 0 },
     });
     const none = await t.http.delete('/api/billing/subscription').set(bearer(adminKey)).query({ tenantId: accountId }).expect(404);
     expect(none.body.error).toEqual({ code: 'NOT_FOUND', message: `Tenant ${accountId} has no active subscription` });
@@ -206,8 +219,8 @@ describe('billing', () => {
   });
 
   it('needs a customer before a subscription', async () => {
-    const { accountId, adminKey } = await createAccount(t, 'No customer');
-    const res = await post(adminKey, 'subscription', { tenantId: accountId, plan: 'starter' }).expect(409);
+    const { accountId } = await createAccount(t, 'No customer');
+    const res = await post(t.operatorKey, 'subscription', { tenantId: accountId, plan: 'starter' }).expect(409);
     expect(res.body.error).toEqual({
       code: 'CONFLICT',
       message: `Tenant ${accountId} has no billing customer: create it with POST /api/billing/customer first`,
@@ -217,6 +230,7 @@ describe('billing', () => {
 
   it('reads the tenant of GET info and DELETE subscription from the JSON body or the query', async () => {
     const { accountId, adminKey } = await createAccount(t, 'Body or query');
+    await selfService(accountId);
     const fromBody = await t.http.get('/api/billing/info').set(bearer(adminKey)).send({ tenantId: accountId }).expect(200);
     const fromQuery = await info(adminKey, accountId).expect(200);
     expect(fromBody.body).toEqual(fromQuery.body);
@@ -242,6 +256,7 @@ describe('billing', () => {
 
   it("answers another account's tenant id 404 like an unknown one on every endpoint, and changes nothing", async () => {
     const victim = await createAccount(t, 'Victim');
+    await selfService(victim.accountId);
     const customer = await customerFor(victim.adminKey, victim.accountId);
     const subscription = (await post(victim.adminKey, 'subscription', { tenantId: victim.accountId, plan: 'starter' }).expect(201)).body;
     await post(victim.adminKey, 'usage', { tenantId: victim.accountId, emailCount: 7 }).expect(200);
@@ -286,7 +301,14 @@ describe('billing', () => {
     });
     expect(await whoamiPlan(tenant.adminKey)).toBe('pro');
     const usage = await post(t.operatorKey, 'usage', { tenantId: tenant.accountId, emailCount: 5 }).expect(200);
-    expect(usage.body).toEqual({ emailsRecorded: 5, currentPeriodEmails: 5, includedEmails: 250_000, overage: 0, plan: 'scale' });
+    expect(usage.body).toEqual({
+      emailsRecorded: 5,
+      currentPeriodEmails: 5,
+      includedEmails: 250_000,
+      overage: 0,
+      plan: 'scale',
+      currentPeriodForwards: 0,
+    });
     expect((await info(t.operatorKey, tenant.accountId).expect(200)).body).toMatchObject({
       tenantId: tenant.accountId,
       plan: 'scale',
@@ -321,6 +343,92 @@ describe('billing', () => {
     });
     await t.http.delete('/api/billing/subscription').set(bearer(t.operatorKey)).send({ tenantId: operatorId }).expect(200);
     expect(await tierOf(operatorId)).toBe('enterprise');
+  });
+
+  it('keeps subscribing, plan changes and cancelling with the operator unless it turned self-service on', async () => {
+    const { accountId, adminKey } = await createAccount(t, 'Operator-managed');
+    const askTheOperator = (action: string) => ({
+      error: {
+        code: 'FORBIDDEN',
+        message: `Only the operator ${action}: ask the operator of this Mailroom to do it, or to turn on self-service billing for the account`,
+      },
+      documentation: 'http://mailroom.test/docs#errors',
+    });
+    // Reading and the customer record (invoice contact, raises nothing) stay the tenant's.
+    await t.http.get('/api/billing/plans').set(bearer(adminKey)).expect(200);
+    expect((await info(adminKey, accountId).expect(200)).body).toMatchObject({ plan: 'free', status: 'none' });
+    const customer = await customerFor(adminKey, accountId);
+
+    const refused = await post(adminKey, 'subscription', { tenantId: accountId, plan: 'scale' }).expect(403);
+    expect(refused.body).toEqual(askTheOperator('subscribes this account to a plan'));
+    expect(await tierOf(accountId)).toBe('free');
+    expect(await whoamiPlan(adminKey)).toBe('free');
+    expect(await db.query('SELECT 1 FROM billing_subscriptions WHERE account_id = $1', [accountId])).toEqual([]);
+
+    // The operator subscribes the tenant: pro at once; the tenant reads it but cannot change or cancel it.
+    const subscription = (await post(t.operatorKey, 'subscription', { tenantId: accountId, plan: 'starter' }).expect(201)).body;
+    expect(subscription).toMatchObject({ customer_id: customer.id, plan: 'starter', status: 'active' });
+    expect(await whoamiPlan(adminKey)).toBe('pro');
+    const change = () =>
+      t.http.patch('/api/billing/subscription/change').set(bearer(adminKey)).send({ tenantId: accountId, newPlan: 'scale' });
+    const cancel = () => t.http.delete('/api/billing/subscription').set(bearer(adminKey)).query({ tenantId: accountId });
+    expect((await change().expect(403)).body).toEqual(askTheOperator('changes the plan of this account'));
+    expect((await cancel().expect(403)).body).toEqual(askTheOperator('cancels the subscription of this account'));
+    expect((await info(adminKey, accountId).expect(200)).body).toMatchObject({ plan: 'starter', status: 'active', monthlyFee: 10 });
+    expect(await whoamiPlan(adminKey)).toBe('pro');
+
+    // Self-service on: the tenant manages its own subscription.
+    expect(await selfService(accountId)).toMatchObject({ id: accountId, tier: 'pro', billingSelfService: true });
+    expect((await change().expect(200)).body).toEqual({ ...subscription, plan: 'scale' });
+    expect((await cancel().expect(200)).body.status).toBe('canceled');
+    expect(await whoamiPlan(adminKey)).toBe('free');
+    await post(adminKey, 'subscription', { tenantId: accountId, plan: 'developer' }).expect(201);
+    expect(await whoamiPlan(adminKey)).toBe('pro');
+
+    // And off again.
+    expect((await selfService(accountId, false)).billingSelfService).toBe(false);
+    await cancel().expect(403);
+    expect(await whoamiPlan(adminKey)).toBe('pro');
+  });
+
+  it('moves an account back to free on cancel only if the subscription made it pro, never a tier the operator set', async () => {
+    const setTier = (accountId: string, tier: string) =>
+      t.http.patch(`/admin/accounts/${accountId}`).set(bearer(t.operatorKey)).send({ tier }).expect(200);
+    const subscribe = async (accountId: string) => {
+      await customerFor(t.operatorKey, accountId);
+      await post(t.operatorKey, 'subscription', { tenantId: accountId, plan: 'starter' }).expect(201);
+    };
+    const cancel = (accountId: string) =>
+      t.http.delete('/api/billing/subscription').set(bearer(t.operatorKey)).send({ tenantId: accountId }).expect(200);
+
+    // Pro by hand first, then a subscription: cancelling it leaves the operator's pro.
+    const byHand = await createAccount(t, 'Pro by hand');
+    await setTier(byHand.accountId, 'pro');
+    await subscribe(byHand.accountId);
+    await cancel(byHand.accountId);
+    expect(await tierOf(byHand.accountId)).toBe('pro');
+    expect(await whoamiPlan(byHand.adminKey)).toBe('pro');
+
+    // Pro by the subscription, then set by hand: the operator's choice from then on.
+    const confirmed = await createAccount(t, 'Pro confirmed by hand');
+    await subscribe(confirmed.accountId);
+    expect(await tierOf(confirmed.accountId)).toBe('pro');
+    await setTier(confirmed.accountId, 'pro');
+    await cancel(confirmed.accountId);
+    expect(await whoamiPlan(confirmed.adminKey)).toBe('pro');
+
+    // Made enterprise while subscribed: stays enterprise.
+    const upgraded = await createAccount(t, 'Enterprise meanwhile');
+    await subscribe(upgraded.accountId);
+    await setTier(upgraded.accountId, 'enterprise');
+    await cancel(upgraded.accountId);
+    expect(await whoamiPlan(upgraded.adminKey)).toBe('enterprise');
+
+    // Pro by the subscription alone: back to free.
+    const subscribed = await createAccount(t, 'Pro by subscription');
+    await subscribe(subscribed.accountId);
+    await cancel(subscribed.accountId);
+    expect(await whoamiPlan(subscribed.adminKey)).toBe('free');
   });
 
   it('refuses usage keys and admin keys without the billing permissions', async () => {
@@ -402,6 +510,7 @@ describe('billing', () => {
 
   it('lets one of two concurrent subscriptions of a tenant through and answers the other 409', async () => {
     const { accountId, adminKey } = await createAccount(t, 'Race');
+    await selfService(accountId);
     await customerFor(adminKey, accountId);
     for (let round = 0; round < 3; round++) {
       const results = await Promise.all(

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { promises as dnsPromises } from 'node:dns';
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
 import { ReturnPaths } from '../../src/email/return-path';
@@ -9,8 +8,6 @@ import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount, createKey } from '../support/factories';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { authenticate } = require('mailauth');
 
 describe('email sending', () => {
   let t: TestApp;
@@ -108,16 +105,9 @@ describe('email sending', () => {
     const subject = `dkim ${unique()}`;
     await send({ to: 'ada@example.org', subject, text: 'signed' }).expect(200);
     const mail = await sink.waitFor((m) => m.parsed?.subject === subject);
-    const resolver = new dnsPromises.Resolver();
-    resolver.setServers([dns.address]);
-    const result = await authenticate(mail.raw, {
-      ip: '127.0.0.1',
-      helo: 'localhost',
-      sender: `hello@${domain}`,
-      resolver: (name: string, type: string) => resolver.resolve(name, type as 'TXT'),
-    });
-    expect(result.dkim.results).toHaveLength(1);
-    expect(result.dkim.results[0]).toMatchObject({ signingDomain: domain, selector: 'mr1', status: { result: 'pass' } });
+    const dkim = await dns.dkimResults(mail.raw, `hello@${domain}`);
+    expect(dkim).toHaveLength(1);
+    expect(dkim[0]).toMatchObject({ signingDomain: domain, selector: 'mr1', status: { result: 'pass' } });
   });
 
   it('takes the same message on /api/email/send and /v1/send with X-Api-Key', async () => {
@@ -330,7 +320,7 @@ describe('email sending', () => {
 
   it('lists the email queue on Bull Board behind operator basic auth', async () => {
     await t.http.get('/admin/queues/api/queues').expect(401);
-    await t.http.get('/admin/queues/api/queues').auth('ops', adminKey).expect(401);
+    await t.http.get('/admin/queues/api/queues').auth('ops', adminKey).expect(403); // a tenant's key
     const res = await t.http.get('/admin/queues/api/queues').auth('ops', t.operatorKey).expect(200);
     expect(res.body.queues.map((q: { name: string }) => q.name)).toContain('email');
   });

@@ -116,6 +116,55 @@ describe('key lookups: malformed and unknown keys, the failure budget, deleted k
       await a.http.get('/admin/queues').set(basic(t.operatorKey)).set(from('203.0.113.33')).expect(200);
     });
 
+    it('lets a valid key never used before through from an address whose budget is used up; unknown keys stay refused there, unlooked-up', async () => {
+      // Other clients behind one address (a NAT, a CI runner) sent bad keys until the budget was gone.
+      const ip = '203.0.113.5';
+      for (let i = 0; i < 30; i++) await a.http.get('/auth/whoami').set(bearer(unknownKey())).set(from(ip)).expect(401);
+      expect((await a.http.get('/auth/whoami').set(bearer(unknownKey())).set(from(ip))).status).toBe(429);
+
+      // Keys made afterwards on the other instance, never used by anyone.
+      const usage = await createKey(t, adminKey, { keyType: 'usage' });
+      const operatorAdmin = await createKey(t, t.operatorKey, { keyType: 'admin' });
+      const before = lookups();
+      const first = await a.http.get('/auth/whoami').set(bearer(usage.key)).set(from(ip));
+      expect(first.status).toBe(200);
+      expect(first.body).toMatchObject({ keyId: usage.keyId, keyType: 'usage' });
+      expect(first.headers['x-ratelimit-scope']).not.toBe('ip');
+      const basic = { Authorization: `Basic ${Buffer.from(`ops:${operatorAdmin.key}`).toString('base64')}` };
+      expect((await a.http.get('/admin/queues').set(basic).set(from(ip))).status).toBe(200);
+      expect(lookups() - before).toBe(2);
+
+      // Unknown keys from that address: still 429, and no lookup.
+      for (const header of [bearer(unknownKey()), { 'X-Api-Key': unknownKey() }, bearer('nonsense')]) {
+        const refused = await a.http.get('/auth/whoami').set(header).set(from(ip));
+        expect(refused.status).toBe(429);
+        expect(refused.body.error.code).toBe('IP_RATE_LIMIT');
+      }
+      expect(lookups() - before).toBe(2);
+
+      // The key keeps working there once its cache entry is gone, on both instances.
+      await sleep(900);
+      expect((await a.http.get('/auth/whoami').set(bearer(usage.key)).set(from(ip))).status).toBe(200);
+      expect((await t.http.get('/auth/whoami').set(bearer(usage.key)).set(from(ip))).status).toBe(200);
+    });
+
+    it('looks keys up from a spent address while Redis has lost what tells keys from non-keys, until it is rebuilt', async () => {
+      const unused = await createKey(t, adminKey, { keyType: 'usage' });
+      const known = `${t.env.REDIS_KEY_PREFIX}api-keys:known`;
+      await redis.del(known); // as a Redis restart without persistence would
+      const ip = '203.0.113.6';
+      for (let i = 0; i < 30; i++) await a.http.get('/auth/whoami').set(bearer(unknownKey())).set(from(ip)).expect(401);
+      expect((await a.http.get('/auth/whoami').set(bearer(unknownKey())).set(from(ip))).status).toBe(429);
+      expect((await a.http.get('/auth/whoami').set(bearer(unused.key)).set(from(ip))).status).toBe(200);
+
+      const deadline = Date.now() + 5000;
+      while ((await redis.getbit(known, 0)) !== 1 && Date.now() < deadline) await sleep(50);
+      expect(await redis.getbit(known, 0)).toBe(1);
+      const before = lookups();
+      expect((await a.http.get('/auth/whoami').set(bearer(unknownKey())).set(from(ip))).status).toBe(429);
+      expect(lookups() - before).toBe(0);
+    });
+
     it('looks an unknown key up once for concurrent and repeated requests (misses are cached)', async () => {
       const secret = unknownKey();
       const before = lookups();

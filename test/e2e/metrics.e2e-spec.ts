@@ -27,7 +27,7 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   return undefined;
 }
 
-// GET /metrics (issue 15): Prometheus text behind operator basic auth or METRICS_TOKEN, with bounded labels.
+// GET /metrics (issue 15): Prometheus text behind an operator key (operator.metrics) or METRICS_TOKEN, with bounded labels.
 describe('Prometheus metrics', () => {
   let t: TestApp;
   let sink: SmtpSink;
@@ -77,8 +77,8 @@ describe('Prometheus metrics', () => {
     });
     await t.http.get('/metrics').set(bearer('not-the-token-at-all')).expect(401);
     await t.http.get('/metrics').set(basic('svc_sk_admin_wrong')).expect(401);
-    // An admin key of an ordinary account is not the operator's.
-    await t.http.get('/metrics').set(basic(owner.adminKey)).expect(401);
+    // An admin key of an ordinary account is not the operator's: a valid key that may not look.
+    await t.http.get('/metrics').set(basic(owner.adminKey)).expect(403);
 
     const byOperator = await t.http.get('/metrics').set(basic(t.operatorKey)).expect(200);
     expect(byOperator.headers['content-type']).toMatch(/^text\/plain;.*version=0\.0\.4/);
@@ -169,6 +169,13 @@ describe('Prometheus metrics', () => {
       expect(ready.body).toMatchObject({ status: 'ok', checks: { postgres: 'up', redis: 'up', provider: 'up', workers: 'up' } });
       expect(ready.body.details.workers.connected).toBeGreaterThanOrEqual(1);
       await http.get('/metrics').expect(401);
+      // The same checks as the API's /metrics, answered in the one error body without Nest's filter.
+      const { key: queuesOnly } = await createKey(t, t.operatorKey, { keyType: 'admin', permissions: ['operator.queues'] });
+      const refused = await http.get('/metrics').set(bearer(queuesOnly)).expect(403);
+      expect(refused.body).toEqual({
+        error: { code: 'FORBIDDEN', message: 'This key lacks the permission operator.metrics' },
+        documentation: 'http://mailroom.test/docs#errors',
+      });
       const metrics = await http.get('/metrics').set(basic(t.operatorKey)).expect(200);
       expect(metrics.text).toContain('mailroom_queue_jobs{queue="email",state="waiting"}');
     } finally {

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { Browser, BrowserContext } from 'playwright-core';
+import { getQueueToken } from '@nestjs/bull';
+import type { Queue } from 'bull';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { BULL_BOARD_PATH } from '../../src/queue/bull-board';
 import { JobName, QueueName } from '../../src/queue/queue.constants';
 import { launchBrowser, saveScreenshot } from '../support/browser';
@@ -143,5 +145,55 @@ describe('operator pages in a real browser (chromium): Swagger UI and Bull Board
     await page.getByRole('heading', { name: JobName.DeliverEmail }).first().waitFor();
 
     await saveScreenshot(page, 'bull-board-email-queue');
+  });
+
+  it('Bull Board: operator.queues may look, only operator.queues.manage may clean; neither is no entry', async () => {
+    const queue = t.app.get<Queue>(getQueueToken(QueueName.Webhooks), { strict: false });
+    const deliveryId = `whd_browser_${unique()}`;
+    // Due in an hour: no worker takes it.
+    const job = await queue.add(JobName.DeliverWebhook, { deliveryId }, { delay: 3_600_000 });
+    const keyHolding = async (permissions: string[]) => (await createKey(t, t.operatorKey, { keyType: 'admin', permissions })).key;
+    const signIn = async (password: string): Promise<Page> => {
+      await context?.close();
+      context = await browser.newContext({ httpCredentials: { username: 'operator', password } });
+      const page = await context.newPage();
+      page.setDefaultTimeout(UI_TIMEOUT_MS);
+      return page;
+    };
+
+    const outsider = await signIn(await keyHolding(['operator.metrics']));
+    const refused = await outsider.goto(`${publicUrl}${BULL_BOARD_PATH}`);
+    expect(refused?.status()).toBe(403);
+    expect(await outsider.locator('body').innerText()).toContain('This key lacks the permission operator.queues');
+
+    /** Opens the queue's delayed jobs, presses Clean all and confirms; answers Bull Board's API call. */
+    const cleanAllDelayed = async (page: Page) => {
+      await page.goto(`${publicUrl}${BULL_BOARD_PATH}/queue/${QueueName.Webhooks}?status=delayed`);
+      await page.getByText(deliveryId).waitFor();
+      await page.getByRole('button', { name: 'Clean all' }).click();
+      const answered = page.waitForResponse((res) => res.request().method() === 'PUT');
+      await page.getByRole('button', { name: 'Confirm' }).click();
+      return answered;
+    };
+
+    const viewer = await signIn(await keyHolding(['operator.queues']));
+    const viewed = await cleanAllDelayed(viewer);
+    expect(viewed.url()).toBe(`${publicUrl}${BULL_BOARD_PATH}/api/queues/${QueueName.Webhooks}/clean/delayed`);
+    expect(viewed.status()).toBe(403);
+    expect(await viewed.json()).toEqual({
+      error: { code: 'FORBIDDEN', message: 'This key lacks the permission operator.queues.manage' },
+      documentation: `${publicUrl}/docs#errors`,
+    });
+    expect(await queue.getJob(job.id)).not.toBeNull();
+    await viewer.reload();
+    await viewer.getByText(deliveryId).waitFor();
+    await saveScreenshot(viewer, 'bull-board-clean-refused');
+
+    // Bull Board's Clean all spares jobs younger than 5 s.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, job.timestamp + 5_500 - Date.now())));
+    const manager = await signIn(await keyHolding(['operator.queues', 'operator.queues.manage']));
+    expect((await cleanAllDelayed(manager)).status()).toBe(200);
+    await manager.getByText(deliveryId).waitFor({ state: 'detached' });
+    expect(await queue.getJob(job.id)).toBeNull();
   });
 });

@@ -293,8 +293,9 @@ describe('quotas', () => {
         requested: 1,
       });
       expect(await submissions(formId)).toBe(2);
-      expect(await usage(who.accountId)).toEqual({ emails: 0, submissions: 2 });
-      // Form mail is metered by its submission, not as emails: sends are not held to the submission quota.
+      // Each accepted submission also counts its notification as an email (D-37).
+      expect(await usage(who.accountId)).toEqual({ emails: 2, submissions: 2 });
+      // Sends are not held to the submission quota.
       await send(who).expect(200);
     });
 
@@ -354,30 +355,31 @@ describe('quotas', () => {
       const limits = (global_limits: Record<string, number | null>) =>
         t.http.patch('/settings').set(bearer(who.adminKey)).send({ global_limits }).expect(200);
 
-      await limits({ hourly: 3 });
+      // A form post costs 2 units: its submission and its notification's one recipient.
+      await limits({ hourly: 4 });
       await send(who, { to: recipients(2) }).expect(200);
       await submit(who, formId).expect(200);
-      expectRefused(await send(who), 'ACCOUNT_QUOTA_EXCEEDED', { quota: 'global_hourly', limit: 3, remaining: 0, requested: 1 });
-      expectRefused(await submit(who, formId), 'ACCOUNT_QUOTA_EXCEEDED', { quota: 'global_hourly', limit: 3, remaining: 0, requested: 1 });
+      expectRefused(await send(who), 'ACCOUNT_QUOTA_EXCEEDED', { quota: 'global_hourly', limit: 4, remaining: 0, requested: 1 });
+      expectRefused(await submit(who, formId), 'ACCOUNT_QUOTA_EXCEEDED', { quota: 'global_hourly', limit: 4, remaining: 0, requested: 2 });
 
-      await limits({ hourly: null, daily: 5 });
+      await limits({ hourly: null, daily: 6 });
       await send(who, { to: recipients(2) }).expect(200);
-      expectRefused(await send(who), 'ACCOUNT_QUOTA_EXCEEDED', { quota: 'global_daily', limit: 5, remaining: 0, requested: 1 });
+      expectRefused(await send(who), 'ACCOUNT_QUOTA_EXCEEDED', { quota: 'global_daily', limit: 6, remaining: 0, requested: 1 });
 
-      await limits({ daily: null, monthly: 7 });
+      await limits({ daily: null, monthly: 9 });
       await submit(who, formId).expect(200);
       expectRefused(await send(who, { to: recipients(2) }), 'ACCOUNT_QUOTA_EXCEEDED', {
         quota: 'global_monthly',
-        limit: 7,
+        limit: 9,
         remaining: 1,
         requested: 2,
       });
       await send(who).expect(200);
-      expectRefused(await submit(who, formId), 'ACCOUNT_QUOTA_EXCEEDED', { quota: 'global_monthly', limit: 7, remaining: 0, requested: 1 });
+      expectRefused(await submit(who, formId), 'ACCOUNT_QUOTA_EXCEEDED', { quota: 'global_monthly', limit: 9, remaining: 0, requested: 2 });
 
       await limits({ monthly: null });
       await send(who).expect(200);
-      expect(await usage(who.accountId)).toEqual({ emails: 6, submissions: 2 });
+      expect(await usage(who.accountId)).toEqual({ emails: 8, submissions: 2 });
       expect((await settingsOf(who)).global_limits).toEqual({ hourly: null, daily: null, monthly: null });
     });
 
@@ -413,6 +415,7 @@ describe('quotas', () => {
         global_limits: { hourly: null, daily: null, monthly: null },
         quotas: {
           emails_per_month: standing(360, 10, nextMonth()),
+          forwards_per_month: standing(500, 0, nextMonth()),
           form_submissions_per_hour: standing(100, 0, hourEnd),
           form_submissions_per_day: standing(1000, 0, dayEnd),
           global_hourly: standing(null, 10, hourEnd),
@@ -498,6 +501,7 @@ describe('quotas', () => {
         limits: { requests_per_hour: 5000, burst: 50 },
         quotas: { emails_per_month: 100, form_submissions_per_day: 9 },
         global_limits: {},
+        billingSelfService: false,
       });
       // Keys carry the tier: the account's keys see it at once, and the limiter its limits.
       expect((await t.http.get('/auth/whoami').set(bearer(who.adminKey)).expect(200)).body.plan).toBe('enterprise');

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { promises as dnsPromises } from 'node:dns';
 import { DataSource } from 'typeorm';
 import { TrackingTokens } from '../../src/tracking/tracking-tokens';
 import { startDnsServer, TestDnsServer } from '../support/dns-server';
@@ -7,8 +6,6 @@ import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount } from '../support/factories';
 import { ReceivedMail, SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { authenticate } = require('mailauth');
 
 const DESKTOP = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36';
 const PUBLIC_URL = 'http://mailroom.test';
@@ -124,15 +121,8 @@ describe('tracking', () => {
       expect(header(mail, 'List-Unsubscribe')).toMatch(new RegExp(`^<${PUBLIC_URL}/u/[\\w-]+\\.[\\w-]+>$`));
       expect(header(mail, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
 
-      const resolver = new dnsPromises.Resolver();
-      resolver.setServers([dns.address]);
-      const result = await authenticate(mail.raw, {
-        ip: '127.0.0.1',
-        helo: 'localhost',
-        sender: `news@${domain}`,
-        resolver: (name: string, type: string) => resolver.resolve(name, type as 'TXT'),
-      });
-      expect(result.dkim.results[0]).toMatchObject({ signingDomain: domain, status: { result: 'pass' } });
+      const dkim = await dns.dkimResults(mail.raw, `news@${domain}`);
+      expect(dkim[0]).toMatchObject({ signingDomain: domain, status: { result: 'pass' } });
       const signed = /\bh=([^;]+)/.exec(header(mail, 'DKIM-Signature')!)![1].replace(/\s/g, '').toLowerCase().split(':');
       expect(signed).toEqual(expect.arrayContaining(['list-unsubscribe', 'list-unsubscribe-post']));
     });

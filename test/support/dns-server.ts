@@ -1,6 +1,9 @@
+import { promises as dnsPromises } from 'node:dns';
 import { AddressInfo, isIPv4, isIPv6 } from 'node:net';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const dns2 = require('dns2');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { authenticate } = require('mailauth');
 
 const { Packet } = dns2;
 const MAX_STRING = 255;
@@ -13,7 +16,16 @@ export interface TestDnsServer {
   removeTxt(name: string): void;
   /** Answers A and AAAA questions for `name` with these addresses (replacing earlier ones); none removes the name. */
   setAddresses(name: string, ...addresses: string[]): void;
+  /** The DKIM results of a received message, verified independently (mailauth) against this server's records. */
+  dkimResults(raw: Buffer | string, sender: string): Promise<DkimResult[]>;
   close(): Promise<void>;
+}
+
+/** One signature of a message as mailauth judged it. */
+export interface DkimResult {
+  signingDomain: string;
+  selector: string;
+  status: { result: string };
 }
 
 /** A real DNS server on loopback (UDP) answering TXT, A and AAAA questions from tables the test controls. */
@@ -46,11 +58,23 @@ export async function startDnsServer(): Promise<TestDnsServer> {
   });
   await server.listen({ udp: { port: 0, address: '127.0.0.1' } });
   const { port } = server.addresses().udp as AddressInfo;
+  const address = `127.0.0.1:${port}`;
+  const resolver = new dnsPromises.Resolver();
+  resolver.setServers([address]);
   return {
-    address: `127.0.0.1:${port}`,
+    address,
     setTxt: (name, ...values) => records.set(name.toLowerCase(), values),
     removeTxt: (name) => records.delete(name.toLowerCase()),
     setAddresses: (name, ...addresses) => (addresses.length ? hosts.set(name.toLowerCase(), addresses) : hosts.delete(name.toLowerCase())),
+    dkimResults: async (raw, sender) => {
+      const result = await authenticate(raw, {
+        ip: '127.0.0.1',
+        helo: 'localhost',
+        sender,
+        resolver: (name: string, type: string) => resolver.resolve(name, type as 'TXT'),
+      });
+      return result.dkim.results as DkimResult[];
+    },
     close: () => server.close(),
   };
 }

@@ -1,10 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsObject, IsOptional, IsString, Length, Max, Min, ValidateNested } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Max, Min, ValidateNested } from 'class-validator';
 import { MAX_QUOTA_VALUE } from '../../quotas/quota-policy';
 import type { AccountTier } from '../../config/app-config.service';
 import { CreatedApiKeyDto } from '../../api-keys/dto/api-key-response.dto';
 import type { Account } from '../account.entity';
+import { billingSelfService } from '../account-settings';
 
 const TIERS: AccountTier[] = ['free', 'pro', 'enterprise'];
 
@@ -105,6 +106,17 @@ export class AccountQuotasPatchDto {
   @Max(MAX_QUOTA_VALUE)
   emails_per_month?: number | null;
 
+  @ApiPropertyOptional({
+    ...SETTING,
+    example: 100_000,
+    description: `Forwarded emails (their recipients) per calendar month; ${NULL_REMOVES}`,
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_QUOTA_VALUE)
+  forwards_per_month?: number | null;
+
   @ApiPropertyOptional({ ...SETTING, example: 5000, description: `Accepted form submissions per UTC hour; ${NULL_REMOVES}` })
   @IsOptional()
   @IsInt()
@@ -124,11 +136,23 @@ export class AccountQuotasPatchDto {
 export class UpdateAccountDto {
   @ApiPropertyOptional({
     enum: TIERS,
-    description: 'A paid billing subscription also moves an account to pro (and cancelling back to free)',
+    description:
+      'A billing subscription also moves a free account to pro, and cancelling it moves the account back to free; ' +
+      'a tier set here is kept when the subscription active now is cancelled',
   })
   @IsOptional()
   @IsIn(TIERS)
   tier?: AccountTier;
+
+  @ApiPropertyOptional({
+    example: true,
+    description:
+      'Self-service billing: the account’s own admin keys (billing.write) may subscribe it to a plan (free → pro), change ' +
+      'the plan and cancel. Off by default: only operator keys do',
+  })
+  @IsOptional()
+  @IsBoolean()
+  billingSelfService?: boolean;
 
   @ApiPropertyOptional({
     type: AccountLimitsPatchDto,
@@ -165,6 +189,9 @@ export class AccountDetailsDto extends AccountDto {
   })
   global_limits: Record<string, number>;
 
+  @ApiProperty({ example: false, description: 'Whether the account’s own admin keys may subscribe it to a plan, change and cancel it' })
+  billingSelfService: boolean;
+
   static fromAccount(account: Account): AccountDetailsDto {
     const settings = account.settings ?? {};
     const object = (value: unknown) =>
@@ -174,6 +201,7 @@ export class AccountDetailsDto extends AccountDto {
       limits: object(settings.limits),
       quotas: object(settings.quotas),
       global_limits: object(settings.global_limits),
+      billingSelfService: billingSelfService(settings),
     };
   }
 }

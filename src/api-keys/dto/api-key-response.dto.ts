@@ -20,8 +20,15 @@ export class ApiKeyDto {
   @ApiProperty({ type: [String], example: ['email.send'] })
   permissions: Permission[];
 
-  @ApiProperty({ example: 1000, description: 'Requests per hour' })
-  rateLimit: number;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 1000,
+    description:
+      'Requests per hour. null: the key has no hourly limit of its own (an account’s first admin key, the operator’s ' +
+      'bootstrap key); its account’s plan and the endpoint limits still bound it.',
+  })
+  rateLimit: number | null;
 
   @ApiProperty({ type: KeyRestrictionsDto })
   restrictions: KeyRestrictionsDto;

@@ -9,6 +9,7 @@ import {
   IsInt,
   IsISO8601,
   IsNumber,
+  IsObject,
   IsOptional,
   IsString,
   Length,
@@ -89,12 +90,21 @@ export class CreateApiKeyDto {
   @IsIn(KEY_TYPES)
   keyType: KeyType;
 
-  @ApiPropertyOptional({ example: 1000, description: 'Requests per hour. Default 1000 (admin, usage) or 100 (public).' })
+  @ApiPropertyOptional({
+    type: Number,
+    nullable: true,
+    example: 1000,
+    minimum: 1,
+    maximum: 100_000_000,
+    description:
+      'Requests per hour. Default 1000 (admin, usage) or 100 (public), never more than the calling key’s own. ' +
+      'null: no hourly limit of the key’s own (the account’s plan still bounds it), only for a calling key that has none.',
+  })
   @IsOptional()
   @IsInt()
   @Min(1)
   @Max(100_000_000)
-  rateLimit?: number;
+  rateLimit?: number | null;
 
   @ApiPropertyOptional({ example: 'example.com', description: 'Required for public keys: the only domain the key works for.' })
   @IsOptional()
@@ -143,4 +153,53 @@ export class ListApiKeysQueryDto {
   @IsOptional()
   @IsIn(KEY_TYPES)
   keyType?: KeyType;
+}
+
+/** PATCH /api-keys/{keyId}: every field optional; what is left out stays as it is. keyType and domainScope never change. */
+export class UpdateApiKeyDto {
+  @ApiPropertyOptional({ example: 'Production backend (EU)', maxLength: 200 })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  name?: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['email.send'],
+    description: 'Replaces the key’s permissions, within its type’s ceiling and the calling key’s own (aliases as on creation).',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  permissions?: string[];
+
+  @ApiPropertyOptional({
+    type: Number,
+    nullable: true,
+    example: 50_000,
+    minimum: 1,
+    maximum: 100_000_000,
+    description:
+      'Requests per hour, at most the calling key’s own. null: no hourly limit of the key’s own (the account’s plan ' +
+      'still bounds it), only for a calling key that has none.',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(100_000_000)
+  rateLimit?: number | null;
+
+  @ApiPropertyOptional({
+    type: KeyRestrictionsDto,
+    nullable: true,
+    description:
+      'Laid over the key’s restrictions field by field: a value sets a field (a list replaces the list), null removes ' +
+      'it, a field left out is kept. null removes every restriction. The key as changed must stay within the calling key.',
+  })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => KeyRestrictionsDto)
+  restrictions?: KeyRestrictionsDto | null;
 }

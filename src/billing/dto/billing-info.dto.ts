@@ -15,6 +15,12 @@ export class CurrentPeriodDto {
 
   @ApiProperty({ example: 0.25, description: 'overage × the plan’s rate per 1,000 emails, pro rata, rounded to the cent' })
   overageCost: number;
+
+  @ApiProperty({
+    example: 1_340,
+    description: 'Forwarded emails of the month (one per destination): counted against forwards_per_month, not in emailsSent, not billed',
+  })
+  forwardsSent: number;
 }
 
 /** The spec's billing info. */
@@ -57,7 +63,7 @@ export class BillingInfoDto {
       status: terms.status,
       monthlyFee: centsToAmount(terms.monthlyFeeCents),
       includedEmails: terms.includedEmails,
-      currentPeriod: { ...period },
+      currentPeriod: { ...period, forwardsSent: usage.monthForwards },
       totalEmailsSent: usage.totalEmails,
       createdAt: (customer?.createdAt ?? account.createdAt).toISOString(),
       lastEmailSent: usage.lastEmailAt?.toISOString() ?? null,

@@ -40,13 +40,21 @@ export class UsageResponseDto {
   @ApiProperty({ example: 'starter', description: 'The subscribed plan, else free (or the tier the operator granted: pro, enterprise)' })
   plan: string;
 
-  static from(emailsRecorded: number, { terms, period }: BillingSummary): UsageResponseDto {
+  @ApiProperty({
+    example: 1_340,
+    description:
+      'Forwarded emails of the current UTC calendar month (one per destination): counted against forwards_per_month, not in currentPeriodEmails, not billed',
+  })
+  currentPeriodForwards: number;
+
+  static from(emailsRecorded: number, { terms, period, usage }: BillingSummary): UsageResponseDto {
     return {
       emailsRecorded,
       currentPeriodEmails: period.emailsSent,
       includedEmails: terms.includedEmails,
       overage: period.overage,
       plan: terms.plan,
+      currentPeriodForwards: usage.monthForwards,
     };
   }
 }

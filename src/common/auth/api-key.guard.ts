@@ -4,14 +4,15 @@ import type { Request } from 'express';
 import { ApiKeyCache, ResolvedKey } from '../../api-keys/api-key.cache';
 import { AppException } from '../errors/app.exception';
 import { ErrorCode } from '../errors/error-code';
-import { hostMatchesDomain } from '../http/ip-match';
 import { AUTH_REQUIREMENT, AuthRequirement, requiredPermissions } from './auth.decorator';
-import { readCredential, requestOriginHost } from './credentials';
+import { readCredential } from './credentials';
+import { checkKeyAccess, checkNotExpired, checkRestrictions } from './key-checks';
 
 /**
  * The one global guard: deny by default. A route is open only with @Public(); otherwise its @Auth()
  * requirement decides. 401 for a missing, unknown or expired credential; 403 for a valid one that may not
- * call the route (spec "Rules").
+ * call the route (spec "Rules"); 503 when the key cannot be looked up (PostgreSQL unreachable and no recent
+ * copy in ApiKeyCache), which the exceptions filter answers from the database's error.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -35,16 +36,15 @@ export class ApiKeyGuard implements CanActivate {
       throw new AppException(ErrorCode.AuthMissing, 'An API key is required: send Authorization: Bearer <key>');
     }
 
+    // On rate-limited routes the limiter has resolved the key already, through the same cache: same answer.
     const key = await this.keys.resolve(credential.secret);
     if (!key || (credential.source === 'x-public-token' && key.keyType !== 'public')) {
       throw new AppException(ErrorCode.AuthInvalidKey, 'The API key is invalid');
     }
-    if (key.expiresAt !== null && key.expiresAt <= Date.now()) {
-      throw new AppException(ErrorCode.AuthKeyExpired, 'The API key has expired');
-    }
+    checkNotExpired(key);
     this.keys.touch(key.keyId);
 
-    this.checkRestrictions(key, request);
+    checkRestrictions(key, request);
     this.checkAccess(key, requirement, request);
 
     const { expiresAt: _expiresAt, ipAllowed: _ipAllowed, ...auth } = key;
@@ -52,34 +52,8 @@ export class ApiKeyGuard implements CanActivate {
     return true;
   }
 
-  private checkRestrictions(key: ResolvedKey, request: Request): void {
-    if (key.ipAllowed && !key.ipAllowed(request.ip)) {
-      throw new AppException(ErrorCode.IpNotAllowed, `This key may not be used from ${request.ip}`);
-    }
-    const allowedDomains = key.restrictions.domain_restrictions;
-    if (allowedDomains?.length) {
-      // Server-side callers send no Origin; features that know a domain (email `from`) check it themselves.
-      const host = requestOriginHost(request);
-      if (host !== null && !hostMatchesDomain(host, allowedDomains)) {
-        throw new AppException(ErrorCode.DomainNotAllowed, `This key may not be used from ${host}`);
-      }
-    }
-  }
-
   private checkAccess(key: ResolvedKey, requirement: AuthRequirement, request: Request): void {
-    if (!requirement.keyTypes.includes(key.keyType)) {
-      throw new AppException(
-        ErrorCode.Forbidden,
-        `A ${key.keyType} key cannot call this route (allowed key types: ${requirement.keyTypes.join(', ')})`,
-      );
-    }
-    if (requirement.operator && !key.isOperator) {
-      throw new AppException(ErrorCode.Forbidden, 'Only keys of the operator account can call this route');
-    }
-    const missing = requiredPermissions(requirement).filter((permission) => !key.permissions.includes(permission));
-    if (missing.length > 0) {
-      throw new AppException(ErrorCode.Forbidden, `This key lacks the permission${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
-    }
+    checkKeyAccess(key, { ...requirement, permissions: requiredPermissions(requirement) });
     if (key.keyType === 'public' && requirement.domainParam) {
       const domain = String(request.params[requirement.domainParam] ?? '').toLowerCase();
       if (domain !== key.domainScope) {

@@ -25,6 +25,7 @@ export interface AuthContext {
   keyType: KeyType;
   permissions: readonly Permission[];
   domainScope: string | null;
-  rateLimit: number;
+  /** Requests per hour; null: no hourly limit of the key's own (its account's plan still bounds it). */
+  rateLimit: number | null;
   restrictions: KeyRestrictions;
 }

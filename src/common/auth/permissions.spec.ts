@@ -29,12 +29,28 @@ describe('permissions', () => {
   });
 
   describe('ceilings (D-7)', () => {
-    it('lets admin keys hold everything', () => {
-      expect(ceilingOf('admin')).toEqual(PERMISSIONS);
+    const OPERATOR_PERMISSIONS = ['operator.queues', 'operator.queues.manage', 'operator.metrics'] as const;
+
+    it('lets admin keys of the operator account hold everything', () => {
+      expect(ceilingOf('admin', true)).toEqual(PERMISSIONS);
+    });
+
+    it('lets a tenant’s admin keys hold everything but the operator’s pages', () => {
+      expect(ceilingOf('admin', false)).toEqual(PERMISSIONS.filter((p) => !p.startsWith('operator.')));
+      expect(aboveCeiling('admin', ['billing.write', ...OPERATOR_PERMISSIONS], false)).toEqual(OPERATOR_PERMISSIONS);
+      expect(aboveCeiling('admin', ['billing.write', ...OPERATOR_PERMISSIONS], true)).toEqual([]);
+    });
+
+    it('keeps the operator’s pages from usage and public keys, even the operator’s', () => {
+      for (const isOperator of [true, false]) {
+        expect(aboveCeiling('usage', [...OPERATOR_PERMISSIONS], isOperator)).toEqual(OPERATOR_PERMISSIONS);
+        expect(aboveCeiling('public', ['operator.metrics'], isOperator)).toEqual(['operator.metrics']);
+      }
     });
 
     it('keeps usage keys away from domains, keys, billing, settings, projects and collections', () => {
-      const usage = ceilingOf('usage');
+      const usage = ceilingOf('usage', false);
+      expect(ceilingOf('usage', true)).toEqual(usage);
       for (const p of [
         'domains.read',
         'domains.write',
@@ -61,8 +77,8 @@ describe('permissions', () => {
     });
 
     it('gives public keys forms.send only', () => {
-      expect(ceilingOf('public')).toEqual(['forms.send']);
-      expect(aboveCeiling('public', ['forms.send', 'email.send'])).toEqual(['email.send']);
+      expect(ceilingOf('public', false)).toEqual(['forms.send']);
+      expect(aboveCeiling('public', ['forms.send', 'email.send'], false)).toEqual(['email.send']);
     });
   });
 
@@ -71,6 +87,7 @@ describe('permissions', () => {
       expect(inferKeyType(['email.send', 'templates.read'])).toBe('usage');
       expect(inferKeyType(['email.send', 'domains.write'])).toBe('admin');
       expect(inferKeyType(['keys.manage'])).toBe('admin');
+      expect(inferKeyType(['operator.metrics'])).toBe('admin');
     });
   });
 });

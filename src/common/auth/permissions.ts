@@ -1,6 +1,6 @@
 /**
  * The one permission vocabulary (D-6), its input aliases, and what each key type may hold (D-7).
- * Pure functions: the guard and the key service both use them.
+ * Pure functions: the guard, the operator's pages and the key service use them.
  */
 export const PERMISSIONS = [
   'email.send',
@@ -27,6 +27,10 @@ export const PERMISSIONS = [
   'billing.write',
   'keys.manage',
   'settings.write',
+  // The operator's pages outside the API: Bull Board (viewing; retrying, cleaning, pausing…) and /metrics.
+  'operator.queues',
+  'operator.queues.manage',
+  'operator.metrics',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -41,20 +45,32 @@ const ALIASES: Record<string, readonly Permission[]> = {
 };
 
 /** Admin-only families: the spec's access tables give them to admin keys alone. */
-const ADMIN_ONLY = /^(domains|billing|projects|collections)\.|^(keys\.manage|settings\.write)$/;
+const ADMIN_ONLY = /^(domains|billing|projects|collections|operator)\.|^(keys\.manage|settings\.write)$/;
+/** Only keys of the operator account run the installation: a tenant's keys never hold these. */
+const OPERATOR_ONLY = /^operator\./;
 
-const CEILINGS: Record<KeyType, readonly Permission[]> = {
+const OPERATOR_CEILINGS: Record<KeyType, readonly Permission[]> = {
   admin: PERMISSIONS,
   usage: PERMISSIONS.filter((p) => !ADMIN_ONLY.test(p)),
   public: ['forms.send'],
+};
+
+const TENANT_CEILINGS: Record<KeyType, readonly Permission[]> = {
+  admin: PERMISSIONS.filter((p) => !OPERATOR_ONLY.test(p)),
+  usage: OPERATOR_CEILINGS.usage,
+  public: OPERATOR_CEILINGS.public,
 };
 
 export function isPermission(name: string): name is Permission {
   return (PERMISSIONS as readonly string[]).includes(name);
 }
 
-export function ceilingOf(keyType: KeyType): readonly Permission[] {
-  return CEILINGS[keyType];
+/**
+ * Everything a key of `keyType` may hold, and what it gets when it names no permissions. `isOperator`: the
+ * key belongs to the operator account (accounts.is_operator), the only one whose admin keys may hold operator.*.
+ */
+export function ceilingOf(keyType: KeyType, isOperator: boolean): readonly Permission[] {
+  return (isOperator ? OPERATOR_CEILINGS : TENANT_CEILINGS)[keyType];
 }
 
 export type NormalizeResult = { permissions: Permission[] } | { unknown: string[] };
@@ -73,13 +89,14 @@ export function normalizePermissions(names: readonly string[]): NormalizeResult 
   return { permissions: PERMISSIONS.filter((p) => wanted.has(p)) };
 }
 
-/** Permissions in `permissions` that a key of `keyType` may not hold. */
-export function aboveCeiling(keyType: KeyType, permissions: readonly Permission[]): Permission[] {
-  const ceiling = CEILINGS[keyType];
+/** Permissions in `permissions` that a key of `keyType` (of the operator account or not) may not hold. */
+export function aboveCeiling(keyType: KeyType, permissions: readonly Permission[], isOperator: boolean): Permission[] {
+  const ceiling = ceilingOf(keyType, isOperator);
   return permissions.filter((p) => !ceiling.includes(p));
 }
 
 /** The narrowest key type whose ceiling holds every permission asked for (D-9). */
 export function inferKeyType(permissions: readonly Permission[]): Exclude<KeyType, 'public'> {
-  return aboveCeiling('usage', permissions).length === 0 ? 'usage' : 'admin';
+  // Usage keys hold the same permissions in every account.
+  return aboveCeiling('usage', permissions, true).length === 0 ? 'usage' : 'admin';
 }

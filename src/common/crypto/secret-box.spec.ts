@@ -63,6 +63,14 @@ describe('SecretBox', () => {
     }
   });
 
+  it('tells a sealed value from plain text such as a CAPTCHA provider’s secret', () => {
+    expect(SecretBox.isSealed(box(A).seal(PEM))).toBe(true);
+    expect(SecretBox.isSealed(box(A).seal(''))).toBe(true);
+    for (const plain of ['0x4AAAAAAABkMYinukE8nzYS_QVuXlWbAvE', 'ES_0123456789abcdef', 'v1.only.three', '', 'v1.a.b.c.d']) {
+      expect(SecretBox.isSealed(plain)).toBe(false);
+    }
+  });
+
   it('re-seals under the current key only what a previous key sealed', () => {
     const underA = box(A).seal(PEM);
     const rotated = box(B, A);

@@ -3,6 +3,8 @@ import { Injectable } from '@nestjs/common';
 import { AppConfigService } from '../../config/app-config.service';
 
 const VERSION = 'v1';
+/** `v1.<iv>.<tag>.<ciphertext>`, base64url parts (the ciphertext of an empty text is empty). */
+const SEALED_FORMAT = /^v1\.[\w-]+\.[\w-]+\.[\w-]*$/;
 
 /** A sealed value that is malformed or opens with none of the configured keys. Never names a key's value. */
 export class SecretBoxError extends Error {
@@ -13,13 +15,21 @@ export class SecretBoxError extends Error {
 }
 
 /**
- * Encrypts secrets at rest (DKIM private keys, webhook secrets) with AES-256-GCM. Seals with ENCRYPTION_KEY only;
+ * Encrypts secrets at rest (DKIM private keys, webhook secrets, forms' CAPTCHA secrets) with AES-256-GCM. Seals with ENCRYPTION_KEY only;
  * opens with it or with any ENCRYPTION_KEY_PREVIOUS key. The sealed form names no key: the GCM tag tells which one
  * fits, so values sealed before key rotation existed need no migration.
  */
 @Injectable()
 export class SecretBox {
   constructor(private readonly config: AppConfigService) {}
+
+  /**
+   * Whether `value` has the sealed form: what tells a sealed value from the plain text a column held before its
+   * values were sealed (no provider's secret looks like `v1.<base64url>.<base64url>.<base64url>`).
+   */
+  static isSealed(value: string): boolean {
+    return SEALED_FORMAT.test(value);
+  }
 
   /** `v1.<iv>.<tag>.<ciphertext>`, base64url parts. */
   seal(plaintext: string): string {
@@ -38,10 +48,8 @@ export class SecretBox {
    * ENCRYPTION_KEY_PREVIOUS key in order; GCM's tag refuses every key but the one that sealed it.
    */
   unseal(sealed: string): { plaintext: string; current: boolean } {
-    const [version, iv, tag, ciphertext, extra] = sealed.split('.');
-    if (version !== VERSION || !iv || !tag || ciphertext === undefined || extra !== undefined) {
-      throw new SecretBoxError('Unknown sealed secret format');
-    }
+    if (!SecretBox.isSealed(sealed)) throw new SecretBoxError('Unknown sealed secret format');
+    const [, iv, tag, ciphertext] = sealed.split('.');
     const keys = this.config.encryptionKeys;
     for (const [index, key] of keys.entries()) {
       const plaintext = decrypt(key, Buffer.from(iv, 'base64url'), Buffer.from(tag, 'base64url'), Buffer.from(ciphertext, 'base64url'));

@@ -53,7 +53,8 @@ export function setupSwagger(app: INestApplication, config: AppConfigService): v
           '',
           '## Idempotency',
           'Send endpoints take an `Idempotency-Key` header: the same key and body within 24 h returns the first answer ' +
-            'again (`Idempotent-Replayed: true`); the same key with another body is 409 `IDEMPOTENCY_CONFLICT`.',
+            'again (`Idempotent-Replayed: true`); the same key with another body is 409 `IDEMPOTENCY_CONFLICT`. A key ' +
+            'belongs to the API key that sent it (without one: the client IP) and to the method and path.',
           '',
           '<a id="errors"></a>',
           '## Errors',

@@ -11,9 +11,17 @@ export const IDEMPOTENCY_RECORD_KEY = 'PK_idempotency_records';
 @Entity('idempotency_records')
 @Index('IX_idempotency_records_expires', ['expiresAt'])
 export class IdempotencyRecord {
-  /** The account id, or `ip:<address>` for calls without a credential. */
+  /** `key:<API key id>` (D-36: two keys of one account never collide), or `ip:<address>` for calls without a credential. */
   @PrimaryColumn({ type: 'varchar', length: 80, primaryKeyConstraintName: IDEMPOTENCY_RECORD_KEY })
   scope: string;
+
+  /**
+   * Method and path (`POST /v1/send`, `POST /f/<formId>`): the same key on another route is another record. The
+   * default is for processes of the previous version during a rolling upgrade: they write no route, and their
+   * records (account-scoped) never match this version's.
+   */
+  @PrimaryColumn({ type: 'text', default: '', primaryKeyConstraintName: IDEMPOTENCY_RECORD_KEY })
+  route: string;
 
   /** sha256 of the Idempotency-Key header. */
   @PrimaryColumn({ type: 'char', length: 64, primaryKeyConstraintName: IDEMPOTENCY_RECORD_KEY })

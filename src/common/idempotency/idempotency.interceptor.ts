@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { from, Observable, of } from 'rxjs';
@@ -6,6 +5,7 @@ import { catchError, mergeMap } from 'rxjs/operators';
 import { RedisService } from '../../redis/redis.service';
 import { AppException } from '../errors/app.exception';
 import { ErrorCode } from '../errors/error-code';
+import { idempotencyClaimOf, sha256 } from './idempotency-claim';
 import { IDEMPOTENCY_TTL_MS, IdempotencyClaim, IdempotencyStore, IdempotentReplay, StoredAnswer } from './idempotency.store';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -44,12 +44,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
       throw AppException.invalidField('Idempotency-Key', `must be 1 to ${MAX_KEY_LENGTH} characters`);
     }
 
-    const claim: IdempotencyClaim = {
-      scope: request.auth?.accountId ?? `ip:${request.ip}`,
-      keyHash: sha256(idempotencyKey),
-      requestHash: sha256(`${request.method} ${request.path}\n${JSON.stringify(request.body ?? null)}`),
-    };
-    const redisKey = this.redis.key('idempotency', claim.scope, claim.keyHash);
+    const claim = idempotencyClaimOf(
+      { method: request.method, path: request.path, body: request.body, keyId: request.auth?.keyId, ip: request.ip },
+      idempotencyKey,
+    );
+    const redisKey = this.redis.key('idempotency', claim.scope, sha256(claim.route), claim.keyHash);
 
     const cached = await this.claimInRedis(redisKey, claim);
     if (cached?.state === 'done')
@@ -134,8 +133,4 @@ export class IdempotencyInterceptor implements NestInterceptor {
     response.status(stored.statusCode).setHeader(REPLAYED_HEADER, 'true');
     return stored.body;
   }
-}
-
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
 }

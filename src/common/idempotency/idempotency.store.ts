@@ -7,9 +7,12 @@ import { IDEMPOTENCY_RECORD_KEY } from './idempotency-record.entity';
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 const PURGE_INTERVAL_MS = 15 * 60 * 1000;
 
-/** Who used which Idempotency-Key with which request: set on the request by the interceptor. */
+/** Who used which Idempotency-Key on which route with which request: set on the request by the interceptor. */
 export interface IdempotencyClaim {
+  /** `key:<API key id>`, or `ip:<address>` for a call without a credential. */
   scope: string;
+  /** Method and path: `POST /v1/send`. */
+  route: string;
   keyHash: string;
   requestHash: string;
   /** Set by the route once it wrote the answer with its rows; otherwise the interceptor writes it. */
@@ -65,8 +68,8 @@ export class IdempotencyStore implements OnApplicationBootstrap, OnApplicationSh
   /** The live answer kept for this claim's key, if any. */
   async find(claim: IdempotencyClaim): Promise<StoredAnswer | null> {
     const rows: { request_hash: string; status_code: number; body: unknown }[] = await this.dataSource.query(
-      'SELECT request_hash, status_code, body FROM idempotency_records WHERE scope = $1 AND key_hash = $2 AND expires_at > now()',
-      [claim.scope, claim.keyHash],
+      'SELECT request_hash, status_code, body FROM idempotency_records WHERE scope = $1 AND route = $2 AND key_hash = $3 AND expires_at > now()',
+      [claim.scope, claim.route, claim.keyHash],
     );
     const row = rows[0];
     return row ? { requestHash: row.request_hash, statusCode: row.status_code, body: row.body } : null;
@@ -84,10 +87,10 @@ export class IdempotencyStore implements OnApplicationBootstrap, OnApplicationSh
       if (!claim || uniqueViolation(err) !== IDEMPOTENCY_RECORD_KEY) throw err;
       const stored = await this.find(claim);
       if (stored) throw new IdempotentReplay(stored);
-      await this.dataSource.query('DELETE FROM idempotency_records WHERE scope = $1 AND key_hash = $2 AND expires_at <= now()', [
-        claim.scope,
-        claim.keyHash,
-      ]);
+      await this.dataSource.query(
+        'DELETE FROM idempotency_records WHERE scope = $1 AND route = $2 AND key_hash = $3 AND expires_at <= now()',
+        [claim.scope, claim.route, claim.keyHash],
+      );
       return write();
     }
   }
@@ -95,9 +98,9 @@ export class IdempotencyStore implements OnApplicationBootstrap, OnApplicationSh
   /** Keeps the answer of a route that wrote no rows of its own (a replay of it is all the key promises). */
   async save(answer: IdempotentAnswer): Promise<void> {
     await this.dataSource.query(
-      `INSERT INTO idempotency_records (scope, key_hash, request_hash, status_code, body, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (scope, key_hash) DO NOTHING`,
+      `INSERT INTO idempotency_records (${IDEMPOTENCY_RECORD_COLUMNS})
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (scope, route, key_hash) DO NOTHING`,
       idempotencyRecordValues(answer),
     );
   }
@@ -111,7 +114,11 @@ export class IdempotencyStore implements OnApplicationBootstrap, OnApplicationSh
   }
 }
 
-/** The INSERT values of a record, in column order (scope, key_hash, request_hash, status_code, body, expires_at). */
+/** The columns a record is inserted with, in the order of idempotencyRecordValues. */
+export const IDEMPOTENCY_RECORD_COLUMNS = 'scope, route, key_hash, request_hash, status_code, body, expires_at';
+
+/** The INSERT values of a record, in the order of IDEMPOTENCY_RECORD_COLUMNS. */
 export function idempotencyRecordValues({ claim, statusCode, body }: IdempotentAnswer): unknown[] {
-  return [claim.scope, claim.keyHash, claim.requestHash, statusCode, JSON.stringify(body), new Date(Date.now() + IDEMPOTENCY_TTL_MS)];
+  const expiresAt = new Date(Date.now() + IDEMPOTENCY_TTL_MS);
+  return [claim.scope, claim.route, claim.keyHash, claim.requestHash, statusCode, JSON.stringify(body), expiresAt];
 }

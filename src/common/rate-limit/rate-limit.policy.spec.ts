@@ -1,6 +1,9 @@
 import {
   accountLimits,
   clientIpKey,
+  CONFIRMATION_EMAILS_PER_HOUR,
+  confirmationCapRefusal,
+  confirmationEmailsRule,
   endpointLimitOf,
   fallbackRule,
   isRateLimited,
@@ -15,18 +18,73 @@ const redisKey = (...parts: string[]) => `p:${parts.join(':')}`;
 const key = (restrictions = {}, rateLimit = 1000) => ({ keyId: 'key_1', accountId: 'acc_1', rateLimit, restrictions });
 
 describe('rate-limit policy (D-11)', () => {
-  it('matches the endpoint table by route pattern, /admin/* as a prefix', () => {
+  it('matches the endpoint table by prefix, the most specific pattern winning', () => {
     expect(endpointLimitOf('/v1/example.com/send')?.pattern).toBe('/v1/:domain/send');
     expect(endpointLimitOf('/domains/verify')?.pattern).toBe('/domains/verify');
     expect(endpointLimitOf('/domains')?.pattern).toBe('/domains');
     expect(endpointLimitOf('/domains/')?.pattern).toBe('/domains');
+    expect(endpointLimitOf('/domains/example.com')?.pattern).toBe('/domains');
     expect(endpointLimitOf('/admin/accounts')?.pattern).toBe('/admin/*');
     expect(endpointLimitOf('/admin')?.pattern).toBe('/admin/*');
+    expect(endpointLimitOf('/collections')?.pattern).toBe('/collections');
     expect(endpointLimitOf('/collections/col_1')?.pattern).toBe('/collections/:id');
+    expect(endpointLimitOf('/collections/website/forms/signup')?.pattern).toBe('/collections/:id');
     expect(endpointLimitOf('/f/frm_1')?.pattern).toBe('/f/:formId');
-    expect(endpointLimitOf('/domains/example.com')).toBeNull();
     expect(endpointLimitOf('/administrator')).toBeNull();
+    expect(endpointLimitOf('/domainsx/verify')).toBeNull();
     expect(endpointLimitOf('/email/send')).toBeNull();
+  });
+
+  it('counts /instant/forms/batch and the form reads under /instant/forms, but not the public confirmation link', () => {
+    expect(endpointLimitOf('/instant/forms')?.pattern).toBe('/instant/forms');
+    expect(endpointLimitOf('/instant/forms/batch')?.pattern).toBe('/instant/forms');
+    expect(endpointLimitOf('/Instant/Forms/Batch/')?.pattern).toBe('/instant/forms');
+    expect(endpointLimitOf('/instant/forms/frm_1/submissions')?.pattern).toBe('/instant/forms');
+    expect(endpointLimitOf('/instant/forms/confirm/abc')).toBeNull();
+    expect(endpointLimitOf('/instant/forms/confirm')).toBeNull();
+    // One counter for both paths of a caller.
+    const caller = { kind: 'key' as const, auth: key(), account: {} };
+    const keysOf = (path: string) => rulesFor(caller, endpointLimitOf(path), redisKey).map((r) => r.key);
+    expect(keysOf('/instant/forms/batch')).toEqual(keysOf('/instant/forms'));
+    expect(keysOf('/instant/forms')).toEqual([
+      'p:rl:key:key_1:h',
+      'p:rl:ep:/instant/forms:acct:acc_1:h',
+      'p:rl:ep:/instant/forms:acct:acc_1:m',
+    ]);
+  });
+
+  it('caps an account’s confirmation emails at 50 an hour, whatever its plan, with a 429 that says so', () => {
+    const rule = confirmationEmailsRule('acc_1', redisKey);
+    expect(rule).toEqual({
+      scope: 'account',
+      window: 'hour',
+      kind: 'window',
+      key: 'p:rl:confirmations:acc_1:h',
+      limit: CONFIRMATION_EMAILS_PER_HOUR,
+      windowMs: 3_600_000,
+    });
+    expect(CONFIRMATION_EMAILS_PER_HOUR).toBe(50);
+    const err = confirmationCapRefusal({ rule, remaining: 2, resetAtMs: Date.UTC(2030, 0, 1, 12), retryAfterMs: 1500 }, 3);
+    expect([err.status, err.code, err.message]).toEqual([
+      429,
+      'RATE_LIMIT_EXCEEDED',
+      'Confirmation emails: an account may send 50 an hour; 2 left, this request needs 3; retry in 2 s',
+    ]);
+    expect(err.details).toEqual({
+      limit: 50,
+      remaining: 2,
+      reset_time: '2030-01-01T12:00:00.000Z',
+      retry_after: 2,
+      scope: 'account',
+      window: 'hour',
+      requested: 3,
+    });
+    expect(err.headers).toMatchObject({
+      'Retry-After': '2',
+      'X-RateLimit-RetryAfter': '2',
+      'X-RateLimit-Limit': '50',
+      'X-RateLimit-Remaining': '2',
+    });
   });
 
   it('never limits health, metrics, docs and tracking', () => {
@@ -67,6 +125,21 @@ describe('rate-limit policy (D-11)', () => {
     expect(keyLimits(key({ rate_limit: 40, burst_limit: 6, multiplier: 2.5 }))).toEqual({ perHour: 100, perMinute: 15 });
     expect(keyLimits(key({ burst_limit: 1, multiplier: 0.01 }))).toEqual({ perHour: 10, perMinute: 1 });
     expect(keyLimits(key({ exempt: true, burst_limit: 6 }))).toEqual({ perHour: null, perMinute: null });
+  });
+
+  it('gives a key whose rateLimit is null no hourly limit of its own, but keeps its account’s and the endpoint’s', () => {
+    const unbounded = { keyId: 'key_1', accountId: 'acc_1', rateLimit: null, restrictions: {} };
+    expect(keyLimits(unbounded)).toEqual({ perHour: null, perMinute: null });
+    expect(keyLimits({ ...unbounded, restrictions: { burst_limit: 6, multiplier: 2 } })).toEqual({ perHour: null, perMinute: 12 });
+    expect(keyLimits({ ...unbounded, restrictions: { rate_limit: 40 } })).toEqual({ perHour: 40, perMinute: null });
+    const rules = rulesFor({ kind: 'key', auth: unbounded, account: accountLimits('free', {}) }, endpointLimitOf('/domains'), redisKey);
+    expect(rules.map((r) => [r.scope, r.window, r.limit])).toEqual([
+      ['account', 'hour', 1000],
+      ['account', 'minute', 50],
+      ['account', 'burst', 100],
+      ['endpoint', 'hour', 100],
+      ['endpoint', 'minute', 10],
+    ]);
   });
 
   it('gives a key its own, its account’s and the endpoint’s limits', () => {

@@ -1,7 +1,9 @@
 import { normalizeIp } from '@nestjs/throttler';
 import type { AccountTier } from '../../config/app-config.service';
 import type { AuthContext } from '../auth/auth-context';
-import { HOUR_MS, LimitRule, MINUTE_MS } from './rate-limit.types';
+import { AppException } from '../errors/app.exception';
+import { ErrorCode } from '../errors/error-code';
+import { HOUR_MS, LimitRule, LimitState, MINUTE_MS } from './rate-limit.types';
 
 /**
  * What D-11 enforces, as data and pure functions: which limits a request falls under. The limiter turns
@@ -34,16 +36,23 @@ export const IP_LIMITS = { perHour: 300, perMinute: 60 };
 export const AUTH_FAILURE_LIMIT = { perMinute: 30 };
 
 export interface EndpointLimit {
-  /** Nest route pattern; `:name` is one path segment, a trailing `/*` any rest (a prefix rule). */
+  /**
+   * Nest route pattern; `:name` is one path segment. It covers its path and every path below it
+   * (`/instant/forms` also `/instant/forms/batch`); a trailing `/*` says so in the spec's own words.
+   */
   pattern: string;
   perHour: number;
   perMinute: number;
+  /** Paths below the pattern that this limit does not count (same syntax). */
+  except?: readonly string[];
 }
 
 /** The spec's first endpoint table, plus the paths of the second set that the first lacks (D-11). */
 export const ENDPOINT_LIMITS: readonly EndpointLimit[] = [
   { pattern: '/v1/:domain/send', perHour: 1000, perMinute: 60 },
-  { pattern: '/instant/forms', perHour: 500, perMinute: 30 },
+  // The confirmation link is followed by the recipient from an email client, not by the tenant: only the
+  // client IP's limits hold it, as before.
+  { pattern: '/instant/forms', perHour: 500, perMinute: 30, except: ['/instant/forms/confirm'] },
   { pattern: '/collections', perHour: 200, perMinute: 20 },
   { pattern: '/domains', perHour: 100, perMinute: 10 },
   { pattern: '/analytics', perHour: 300, perMinute: 30 },
@@ -53,20 +62,46 @@ export const ENDPOINT_LIMITS: readonly EndpointLimit[] = [
   { pattern: '/f/:formId', perHour: 3600, perMinute: 60 },
 ];
 
-const ENDPOINT_MATCHERS = ENDPOINT_LIMITS.map((limit) => ({ limit, regex: patternRegex(limit.pattern) }));
+/**
+ * The table's patterns, most specific first, so that the first match wins: more segments first
+ * (`/domains/verify` before `/domains`), then, segment by segment, a literal before a parameter.
+ */
+const ENDPOINT_MATCHERS = ENDPOINT_LIMITS.map((limit) => ({
+  limit,
+  regex: prefixRegex(limit.pattern),
+  except: (limit.except ?? []).map(prefixRegex),
+  segments: segmentsOf(limit.pattern),
+})).sort((a, b) => bySpecificity(a.segments, b.segments));
 
-function patternRegex(pattern: string): RegExp {
-  const prefix = pattern.endsWith('/*');
-  const body = (prefix ? pattern.slice(0, -2) : pattern)
+function segmentsOf(pattern: string): string[] {
+  return pattern
+    .replace(/\/\*$/, '')
     .split('/')
-    .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
-    .join('/');
-  return new RegExp(`^${body}${prefix ? '(?:/.*)?' : '/?'}$`, 'i');
+    .filter((part) => part !== '');
 }
 
-/** The endpoint limit of a request path, if the table names it. */
+function bySpecificity(a: string[], b: string[]): number {
+  if (a.length !== b.length) return b.length - a.length;
+  for (let i = 0; i < a.length; i++) {
+    const aParam = a[i].startsWith(':');
+    const bParam = b[i].startsWith(':');
+    if (aParam !== bParam) return aParam ? 1 : -1;
+  }
+  return 0;
+}
+
+/** A pattern's path and every path below it (a whole segment at a time: `/domains` never matches `/domainsx`). */
+function prefixRegex(pattern: string): RegExp {
+  const body = segmentsOf(pattern)
+    .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^/${body}(?:/.*)?$`, 'i');
+}
+
+/** The endpoint limit of a request path: the most specific pattern that covers it, if any. */
 export function endpointLimitOf(path: string): EndpointLimit | null {
-  return ENDPOINT_MATCHERS.find((m) => m.regex.test(path))?.limit ?? null;
+  const match = ENDPOINT_MATCHERS.find((m) => m.regex.test(path) && !m.except.some((regex) => regex.test(path)));
+  return match?.limit ?? null;
 }
 
 /**
@@ -108,6 +143,55 @@ export function formIpRule(formId: string, ip: string, perHour: number, redisKey
   };
 }
 
+/**
+ * Confirmation emails of instant forms an account may have sent per hour, whatever its plan: each goes from
+ * the operator's address to an address the tenant names, so it is the operator's reputation that pays.
+ */
+export const CONFIRMATION_EMAILS_PER_HOUR = 50;
+
+/** The hourly cap on an account's confirmation emails; a request costs one per confirmation email. */
+export function confirmationEmailsRule(accountId: string, redisKey: RedisKey): LimitRule {
+  return {
+    scope: 'account',
+    window: 'hour',
+    kind: 'window',
+    key: redisKey('rl', 'confirmations', accountId, 'h'),
+    limit: CONFIRMATION_EMAILS_PER_HOUR,
+    windowMs: HOUR_MS,
+  };
+}
+
+/**
+ * The 429 of the confirmation cap (D-10, D-12): the refusing counter's state in `details` and in the
+ * X-RateLimit-* headers, with Retry-After. A request is refused whole: nothing of it was counted.
+ */
+export function confirmationCapRefusal(state: LimitState, requested: number): AppException {
+  const retryAfter = String(Math.max(1, Math.ceil(state.retryAfterMs / 1000)));
+  const { limit } = state.rule;
+  return new AppException(
+    ErrorCode.RateLimitExceeded,
+    `Confirmation emails: an account may send ${limit} an hour; ${state.remaining} left, this request needs ${requested}; ` +
+      `retry in ${retryAfter} s`,
+    {
+      limit,
+      remaining: state.remaining,
+      reset_time: new Date(state.resetAtMs).toISOString(),
+      retry_after: Number(retryAfter),
+      scope: state.rule.scope,
+      window: state.rule.window,
+      requested,
+    },
+    {
+      'X-RateLimit-Limit': String(limit),
+      'X-RateLimit-Remaining': String(state.remaining),
+      'X-RateLimit-Reset': String(Math.ceil(state.resetAtMs / 1000)),
+      'X-RateLimit-Scope': state.rule.scope,
+      'X-RateLimit-RetryAfter': retryAfter,
+      'Retry-After': retryAfter,
+    },
+  );
+}
+
 /** The rate-limit routes report without counting, so a limited caller can still ask when to come back. */
 export function isStatusPath(path: string): boolean {
   return /^\/rate-limits(\/status)?\/?$/i.test(path);
@@ -133,7 +217,8 @@ export type KeyLimitFields = Pick<AuthContext, 'rateLimit' | 'restrictions'>;
 
 /**
  * A key's own limits: restrictions.rate_limit (else the key's rateLimit) per hour and burst_limit per
- * minute, scaled by restrictions.multiplier; none when restrictions.exempt.
+ * minute, scaled by restrictions.multiplier; none when restrictions.exempt. A key whose rateLimit is null
+ * (and without rate_limit) has no hourly limit of its own: its account's and the endpoint's still apply.
  */
 export function keyLimits(key: KeyLimitFields): { perHour: number | null; perMinute: number | null } {
   const { restrictions } = key;
@@ -142,7 +227,7 @@ export function keyLimits(key: KeyLimitFields): { perHour: number | null; perMin
   const scale = (limit: number) => Math.max(1, Math.floor(limit * multiplier));
   const perHour = restrictions.rate_limit ?? key.rateLimit;
   return {
-    perHour: scale(perHour),
+    perHour: perHour === null ? null : scale(perHour),
     perMinute: restrictions.burst_limit ? scale(restrictions.burst_limit) : null,
   };
 }

@@ -13,6 +13,8 @@ import {
   accountLimits,
   authFailureRule,
   Caller,
+  confirmationCapRefusal,
+  confirmationEmailsRule,
   ENDPOINT_LIMITS,
   endpointLimitOf,
   fallbackRule,
@@ -86,18 +88,20 @@ export class RateLimitService implements OnModuleInit {
   }
 
   /**
-   * The key a presented secret stands for: null when it is malformed or unknown, undefined when it could not
-   * be looked up (the guard reports why). A secret the cache does not know costs a database lookup, which a
-   * client IP that used up its failed-authentication budget does not get: it is refused (429) at once.
+   * The key a presented secret stands for, or null when it is malformed or unknown. Only misses spend the
+   * client IP's failed-authentication budget (callerOf, countAuthFailure), and a key found is never refused by
+   * it. Once an IP has used it up, a secret the cache does not know is looked up only if it may be a key
+   * (ApiKeyCache.mayExist): a secret that certainly is not one is refused (429) without a database lookup.
+   * Rejects when PostgreSQL cannot be reached and the key has no recent copy: 503, never an IP limit or a 401.
    */
-  async resolveCredential(request: Request, secret: string, response: Response): Promise<ResolvedKey | null | undefined> {
+  async resolveCredential(request: Request, secret: string, response: Response): Promise<ResolvedKey | null> {
     const known = this.keys.cached(secret);
     if (known !== undefined) return known;
     if (this.enabled) {
       const budget = await this.decide([authFailureRule(clientIpOf(request), this.redisKey)], 1, true);
-      if (!budget.allowed) this.apply(budget, response);
+      if (!budget.allowed && !(await this.keys.mayExist(secret))) this.apply(budget, response);
     }
-    return this.keys.resolve(secret).catch(() => undefined);
+    return this.keys.resolve(secret);
   }
 
   /** Counts a failed authentication (Bull Board's basic auth) or a post to an unknown form against the client IP's budget. */
@@ -110,6 +114,15 @@ export class RateLimitService implements OnModuleInit {
   async enforceFormLimit(request: Request, response: Response, formId: string, perHour: number): Promise<void> {
     if (!this.enabled) return;
     this.apply(await this.decide([formIpRule(formId, clientIpOf(request), perHour, this.redisKey)], 1), response);
+  }
+
+  /** Counts an account's instant-form confirmation emails against their hourly cap; past it the request is refused whole (429). */
+  async enforceConfirmationEmails(accountId: string, count: number): Promise<void> {
+    if (!this.enabled || count === 0) return;
+    const decision = await this.decide([confirmationEmailsRule(accountId, this.redisKey)], count);
+    if (decision.allowed) return;
+    rateLimitRejections.inc({ scope: 'account' });
+    throw confirmationCapRefusal(decision.states[0], count);
   }
 
   /** Every limit that applies to a key, read without counting. */
@@ -189,9 +202,7 @@ export class RateLimitService implements OnModuleInit {
     const key = await this.resolveCredential(request, credential.secret, response);
     if (key === null) return { kind: 'anonymous', ip, failedAuth: true };
     const usable =
-      key !== undefined &&
-      !(credential.source === 'x-public-token' && key.keyType !== 'public') &&
-      (key.expiresAt === null || key.expiresAt > Date.now());
+      !(credential.source === 'x-public-token' && key.keyType !== 'public') && (key.expiresAt === null || key.expiresAt > Date.now());
     if (!usable) return { kind: 'anonymous', ip };
     const overrides = await this.accounts.get(key.accountId);
     return { kind: 'key', auth: key, account: accountLimits(key.accountTier, overrides) };

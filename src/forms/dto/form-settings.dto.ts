@@ -45,8 +45,26 @@ export class FormSpamProtectionDto {
   challenge?: string;
 
   @IsOptional()
-  @ApiPropertyOptional({ example: '0x4AAAAAAA…', description: 'The Turnstile or hCaptcha site secret (required with those challenges)' })
-  captcha_secret?: string;
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    writeOnly: true,
+    example: '0x4AAAAAAA…',
+    description:
+      'The Turnstile or hCaptcha site secret (required with those challenges). Write-only: stored encrypted and never ' +
+      'returned (responses show captcha_secret_set). In PATCH /api/forms/{id}, a spam_protection without it keeps the ' +
+      'stored secret while the challenge stays the same provider; null removes it. Where a form is given whole ' +
+      '(creation, PUT of a domain’s or collection’s forms, PUT /config) it is required with those challenges.',
+  })
+  captcha_secret?: string | null;
+
+  @IsOptional()
+  @ApiPropertyOptional({
+    readOnly: true,
+    example: true,
+    description: 'Present (true) when a captcha_secret is stored. Ignored on input, so a form read can be sent back.',
+  })
+  captcha_secret_set?: boolean;
 }
 
 export class FormSettingsDto {

@@ -3,6 +3,7 @@ import { IsIn, IsOptional, IsString, Length } from 'class-validator';
 import { PageQueryDto } from '../../common/http/page-query.dto';
 import type { Form, FormKind } from '../form.entity';
 import { SUBMISSION_STATUSES, type FormSubmission, SubmissionStatus } from '../form-submission.entity';
+import { publicFormSettings } from '../spam/captcha-secret';
 import { FormSettingsDto } from './form-settings.dto';
 
 /** POST /api/forms: name, to and subject as the spec shows, plus any setting of the configuration file. */
@@ -24,7 +25,10 @@ export class CreateFormDto extends OmitType(FormSettingsDto, ['name'] as const) 
   to?: unknown;
 }
 
-/** PATCH /api/forms/{id}: a setting given replaces the stored one, null removes it, an absent one is kept. */
+/**
+ * PATCH /api/forms/{id}: a setting given replaces the stored one, null removes it, an absent one is kept. Inside a
+ * spam_protection given, an absent captcha_secret keeps the stored one (same provider) and null removes it.
+ */
 export class UpdateFormDto extends FormSettingsDto {
   @ApiPropertyOptional({ oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }], example: 'team@example.com' })
   @IsOptional()
@@ -62,7 +66,7 @@ export class FormDto {
   @ApiProperty({ description: 'False until the recipient of an instant form confirms it' })
   confirmed: boolean;
 
-  @ApiProperty({ type: FormSettingsDto })
+  @ApiProperty({ type: FormSettingsDto, description: 'Without the CAPTCHA secret: spam_protection.captcha_secret_set says one is stored' })
   settings: FormSettingsDto;
 
   @ApiProperty({ format: 'date-time' })
@@ -82,7 +86,7 @@ export class FormDto {
       slug: form.slug,
       submitUrl: submitUrlOf(form, publicUrl),
       confirmed: form.confirmedAt !== null,
-      settings: form.settings,
+      settings: publicFormSettings(form.settings),
       created_at: form.createdAt.toISOString(),
       updated_at: form.updatedAt.toISOString(),
     };

@@ -1,6 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
+import { AppException } from '../../common/errors/app.exception';
+import { ErrorCode } from '../../common/errors/error-code';
 import { newId } from '../../common/ids';
+import { RateLimitService } from '../../common/rate-limit/rate-limit.service';
 import { AppConfigService } from '../../config/app-config.service';
 import type { CompanionStatement, MessageWithEvents } from '../../email/email.repository';
 import { EmailService } from '../../email/email.service';
@@ -8,13 +11,29 @@ import { Form } from '../form.entity';
 import type { FormSettings } from '../form-settings';
 import { FormsService } from '../forms.service';
 import { escapeHtml } from '../emails/html-text';
-import { SubmissionsService } from '../submissions/submissions.service';
+import { SubmissionEmails, submissionMetering, SubmissionsService } from '../submissions/submissions.service';
 import type { CreateInstantFormDto } from './instant-forms.dto';
 
 /** A confirmation that arrives this long after the first one releases what the first left held (a crash, a race). */
 const LEFTOVER_AFTER_MS = 60_000;
 
-export type ConfirmationResult = { state: 'unknown' } | { state: 'confirmed' | 'already'; form: Form; released: number };
+export type ConfirmationResult =
+  | { state: 'unknown' }
+  | {
+      state: 'confirmed' | 'already';
+      form: Form;
+      /** Held submissions sent now. */
+      released: number;
+      /** Held submissions still waiting: the account's email quota had no room for them. */
+      waiting: number;
+      /** When that quota has room again. */
+      waitingUntil: Date | null;
+    };
+
+/** A held submission ready to go out with what its release commits. */
+type Release = SubmissionEmails & { statements: CompanionStatement[] };
+
+type ReleaseOutcome = Pick<Extract<ConfirmationResult, { form: Form }>, 'released' | 'waiting' | 'waitingUntil'>;
 
 /**
  * Instant forms (D-29): a form made from a name and an address, delivering nothing until that address
@@ -29,9 +48,14 @@ export class InstantFormsService {
     private readonly email: EmailService,
     private readonly submissions: SubmissionsService,
     private readonly config: AppConfigService,
+    private readonly limiter: RateLimitService,
   ) {}
 
-  /** Creates the forms and their confirmation emails in one commit. */
+  /**
+   * Creates the forms and their confirmation emails in one commit. The emails are held to the account's hourly
+   * confirmation cap and, like any email sent for the account, to its email quota (D-37): a request that would
+   * pass either is refused whole.
+   */
   async create(accountId: string, inputs: CreateInstantFormDto[]): Promise<Form[]> {
     const drafts = inputs.map((input) => ({ input, id: newId('frm'), token: randomBytes(32).toString('base64url') }));
     const messages: MessageWithEvents[] = [];
@@ -52,8 +76,11 @@ export class InstantFormsService {
       const confirmation = await this.email.compose(accountId, this.confirmationEmail(input, token));
       if (confirmation) messages.push(confirmation);
     }
-    // Mailroom's own confirmation emails are not metered.
-    await this.email.accept({ messages, statements, metering: null });
+    await this.limiter.enforceConfirmationEmails(
+      accountId,
+      messages.reduce((sum, { message }) => sum + message.recipients.length, 0),
+    );
+    await this.email.accept({ messages, statements, metering: submissionMetering(accountId, 0, messages) });
     return Promise.all(drafts.map(({ id }) => this.forms.get(accountId, id)));
   }
 
@@ -63,27 +90,57 @@ export class InstantFormsService {
     if (!form) return { state: 'unknown' };
     const claimed = await this.forms.confirm(form.id);
     if (!claimed && form.confirmedAt && Date.now() - form.confirmedAt.getTime() < LEFTOVER_AFTER_MS) {
-      return { state: 'already', form, released: 0 };
+      return { state: 'already', form, released: 0, waiting: 0, waitingUntil: null };
     }
-    const released = await this.release(form);
-    return { state: claimed ? 'confirmed' : 'already', form, released };
+    const outcome = await this.release(form);
+    return { state: claimed ? 'confirmed' : 'already', form, ...outcome };
   }
 
-  /** Sends the held submissions of a confirmed form, all in one commit. */
-  private async release(form: Form): Promise<number> {
+  /**
+   * Sends the held submissions of a confirmed form, oldest first, in one commit. Their emails count against the
+   * account's email quota now (each submission was counted when it arrived). When the quota has no room for all
+   * of them, as many of the oldest as fit go; the rest stay held until the link is followed again.
+   */
+  private async release(form: Form): Promise<ReleaseOutcome> {
     const held = await this.forms.heldSubmissions(form.id, 500);
-    if (held.length === 0) return 0;
-    const messages: MessageWithEvents[] = [];
-    const statements: CompanionStatement[] = [];
-    for (const submission of held) {
-      const released = await this.submissions.release(form, submission);
-      messages.push(...released.messages);
-      statements.push(...released.statements);
+    if (held.length === 0) return { released: 0, waiting: 0, waitingUntil: null };
+    const releases: Release[] = [];
+    let released = 0;
+    try {
+      for (const submission of held) releases.push(await this.submissions.release(form, submission));
+      let refusal = await this.accept(form, releases);
+      if (!refusal) released = releases.length;
+      const fitting = refusal ? fittingCount(releases, roomLeft(refusal)) : 0;
+      if (fitting > 0) {
+        const again = await this.accept(form, releases.slice(0, fitting));
+        if (again) refusal = again;
+        else released = fitting;
+      }
+      const waiting = held.length - released;
+      if (released) this.logger.log(`Instant form ${form.id} confirmed: ${released} held submissions released`);
+      if (!waiting || !refusal) return { released, waiting: 0, waitingUntil: null };
+      this.logger.warn(`Instant form ${form.id}: ${waiting} held submissions wait for the email quota (${refusal.message})`);
+      return { released, waiting, waitingUntil: resetOf(refusal) };
+    } finally {
+      // The acknowledgments of what stays held were not sent.
+      await Promise.all(releases.slice(released).map((r) => r.acknowledgment?.giveBack() ?? Promise.resolve()));
     }
-    // Each held submission was counted when it arrived.
-    await this.email.accept({ messages, statements, metering: null });
-    this.logger.log(`Instant form ${form.id} confirmed: ${held.length} held submissions released`);
-    return held.length;
+  }
+
+  /** Commits the releases; a quota's 429 is returned, not thrown: the confirmation stands, the mail waits. */
+  private async accept(form: Form, releases: Release[]): Promise<AppException | null> {
+    const messages = releases.flatMap((r) => r.messages);
+    try {
+      await this.email.accept({
+        messages,
+        statements: releases.flatMap((r) => r.statements),
+        metering: submissionMetering(form.accountId, 0, messages),
+      });
+      return null;
+    } catch (err) {
+      if (err instanceof AppException && (err.code === ErrorCode.QuotaExceeded || err.code === ErrorCode.AccountQuotaExceeded)) return err;
+      throw err;
+    }
   }
 
   private confirmationEmail(input: CreateInstantFormDto, token: string) {
@@ -108,4 +165,26 @@ export class InstantFormsService {
 
 function sha256(token: string): string {
   return createHash('sha256').update(token).digest('hex');
+}
+
+/** How many of the releases, oldest first, fit in `room` emails. */
+export function fittingCount(releases: Pick<Release, 'messages'>[], room: number): number {
+  let used = 0;
+  for (let i = 0; i < releases.length; i++) {
+    used += releases[i].messages.reduce((sum, { message }) => sum + message.recipients.length, 0);
+    if (used > room) return i;
+  }
+  return releases.length;
+}
+
+/** What the refusing quota still had room for (its 429's details). */
+function roomLeft(refusal: AppException): number {
+  const remaining = refusal.details?.remaining;
+  return typeof remaining === 'number' ? remaining : 0;
+}
+
+/** When the refusing quota has room again. */
+function resetOf(refusal: AppException): Date | null {
+  const reset = refusal.details?.reset_time;
+  return typeof reset === 'string' ? new Date(reset) : null;
 }

@@ -1,6 +1,8 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { SecretBox } from '../../common/crypto/secret-box';
 import { ErrorCode } from '../../common/errors/error-code';
+import { AppConfigService } from '../../config/app-config.service';
 import { CAPTCHA_FIELDS, CaptchaProvider, CaptchaVerifier } from './captcha-verifier';
 
 const SECRETS: Record<CaptchaProvider, string> = { turnstile: '0x4AAAAAAA-turnstile-secret', hcaptcha: '0x0000-hcaptcha-secret' };
@@ -52,6 +54,8 @@ const rejection = (pattern: RegExp, details?: Record<string, unknown>) => ({
   ...(details ? { details } : {}),
 });
 
+const box = new SecretBox(AppConfigService.fromEnv({ ENCRYPTION_KEY: 'a'.repeat(64), ENCRYPTION_KEY_PREVIOUS: '' }));
+
 describe('CaptchaVerifier', () => {
   const seen: SeenRequest[] = [];
   const server = siteverifyStandIn(seen);
@@ -61,11 +65,14 @@ describe('CaptchaVerifier', () => {
   beforeAll(async () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    verifier = new CaptchaVerifier({
-      turnstileVerifyUrl: `${baseUrl}/turnstile`,
-      hcaptchaVerifyUrl: `${baseUrl}/hcaptcha`,
-      timeoutMs: 300,
-    });
+    verifier = new CaptchaVerifier(
+      {
+        turnstileVerifyUrl: `${baseUrl}/turnstile`,
+        hcaptchaVerifyUrl: `${baseUrl}/hcaptcha`,
+        timeoutMs: 300,
+      },
+      box,
+    );
   });
   beforeEach(() => (seen.length = 0));
   afterAll(async () => {
@@ -110,6 +117,22 @@ describe('CaptchaVerifier', () => {
     });
   });
 
+  it('opens a sealed secret and sends the secret itself; a plain one (stored before sealing) is sent as it is', async () => {
+    const sealed = box.seal(SECRETS.turnstile);
+    await expect(verifier.verify('turnstile', sealed, 'good', '203.0.113.7')).resolves.toBeUndefined();
+    expect(seen[0].params.secret).toBe(SECRETS.turnstile);
+    await expect(verifier.verify('turnstile', SECRETS.turnstile, 'good', '203.0.113.7')).resolves.toBeUndefined();
+    expect(seen[1].params.secret).toBe(SECRETS.turnstile);
+  });
+
+  it('fails closed, asking no provider, when the secret was sealed under a key it does not have', async () => {
+    const other = new SecretBox(AppConfigService.fromEnv({ ENCRYPTION_KEY: 'b'.repeat(64), ENCRYPTION_KEY_PREVIOUS: '' }));
+    await expect(verifier.verify('hcaptcha', other.seal(SECRETS.hcaptcha), 'good', '203.0.113.7')).rejects.toMatchObject(
+      rejection(/hCaptcha secret cannot be read; the token was not checked/, { provider: 'hcaptcha' }),
+    );
+    expect(seen).toHaveLength(0);
+  });
+
   it('leaves remoteip out when the client address is unknown', async () => {
     await verifier.verify('turnstile', SECRETS.turnstile, 'good', '');
     expect(seen[0].params).toEqual({ secret: SECRETS.turnstile, response: 'good' });
@@ -141,7 +164,7 @@ describe('CaptchaVerifier', () => {
       await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
       const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/siteverify`;
       await new Promise<void>((resolve) => closed.close(() => resolve()));
-      const unreachable = new CaptchaVerifier({ turnstileVerifyUrl: url, hcaptchaVerifyUrl: url });
+      const unreachable = new CaptchaVerifier({ turnstileVerifyUrl: url, hcaptchaVerifyUrl: url }, box);
       await expect(unreachable.verify('turnstile', SECRETS.turnstile, 'good', '203.0.113.7')).rejects.toMatchObject(
         rejection(/could not be reached/, { provider: 'turnstile' }),
       );

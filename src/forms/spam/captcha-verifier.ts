@@ -1,6 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { SecretBox, SecretBoxError } from '../../common/crypto/secret-box';
 import { AppException } from '../../common/errors/app.exception';
 import { ErrorCode } from '../../common/errors/error-code';
+import { openCaptchaSecret } from './captcha-secret';
 
 export type CaptchaProvider = 'turnstile' | 'hcaptcha';
 
@@ -33,22 +35,37 @@ interface SiteverifyAnswer {
 export class CaptchaVerifier {
   private readonly logger = new Logger(CaptchaVerifier.name);
 
-  constructor(@Inject(CAPTCHA_VERIFIER_OPTIONS) private readonly options: CaptchaVerifierOptions) {}
+  constructor(
+    @Inject(CAPTCHA_VERIFIER_OPTIONS) private readonly options: CaptchaVerifierOptions,
+    private readonly secrets: SecretBox,
+  ) {}
 
   /**
    * Resolves when the provider confirms the token. Everything else is CHALLENGE_FAILED, the provider being
    * unreachable or broken included: a captcha that cannot be checked must not let bots through (fail closed).
+   * `storedSecret` is the form's captcha_secret as stored: sealed (or plain text in a row written before sealing).
    */
-  async verify(provider: CaptchaProvider, secret: string, token: string | undefined, remoteIp: string): Promise<void> {
+  async verify(provider: CaptchaProvider, storedSecret: string, token: string | undefined, remoteIp: string): Promise<void> {
     const name = PROVIDER_NAMES[provider];
     if (!token?.trim()) throw failed(`The ${name} token (field ${CAPTCHA_FIELDS[provider]}) is missing`, { provider });
 
-    const body = new URLSearchParams({ secret, response: token });
+    const body = new URLSearchParams({ secret: this.secretOf(provider, storedSecret), response: token });
     if (remoteIp) body.set('remoteip', remoteIp);
     const answer = await this.siteverify(provider, body);
     if (answer?.success === true) return;
     const errorCodes = Array.isArray(answer?.['error-codes']) ? answer['error-codes'].map(String) : [];
     throw failed(`${name} rejected the token`, errorCodes.length ? { provider, errorCodes } : { provider });
+  }
+
+  private secretOf(provider: CaptchaProvider, stored: string): string {
+    try {
+      return openCaptchaSecret(this.secrets, stored);
+    } catch (err) {
+      if (!(err instanceof SecretBoxError)) throw err;
+      // The operator's configuration, not the submitter's doing: logged as such, and the post still fails closed.
+      this.logger.error(`A form's ${PROVIDER_NAMES[provider]} secret cannot be opened: ${err.message}`);
+      throw failed(`The form's ${PROVIDER_NAMES[provider]} secret cannot be read; the token was not checked`, { provider });
+    }
   }
 
   private async siteverify(provider: CaptchaProvider, body: URLSearchParams): Promise<SiteverifyAnswer | null> {

@@ -9,6 +9,8 @@ import { InstantFormsController } from '../instant/instant-forms.controller';
 import { InstantFormsService } from '../instant/instant-forms.service';
 import { CAPTCHA_VERIFIER_OPTIONS, CaptchaVerifier } from '../spam/captcha-verifier';
 import { ChallengeService } from '../spam/challenge.service';
+import { AcknowledgmentGate } from './acknowledgment-gate';
+import { FormSenders } from './form-sender';
 import { FormTargets } from './form-targets';
 import { OriginPolicy } from './origin-policy';
 import { SubmissionsController } from './submissions.controller';
@@ -18,6 +20,8 @@ const PROVIDERS = [
   SubmissionsService,
   FormTargets,
   OriginPolicy,
+  FormSenders,
+  AcknowledgmentGate,
   ChallengeService,
   CaptchaVerifier,
   InstantFormsService,

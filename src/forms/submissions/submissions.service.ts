@@ -10,8 +10,8 @@ import { newId } from '../../common/ids';
 import { DEFAULT_FORM_RATE_LIMIT } from '../../common/rate-limit/rate-limit.policy';
 import { RateLimitService } from '../../common/rate-limit/rate-limit.service';
 import { AppConfigService } from '../../config/app-config.service';
-import type { CompanionStatement, MessageWithEvents } from '../../email/email.repository';
-import { ComposedEmail, EmailService, Mailbox } from '../../email/email.service';
+import type { CompanionStatement, Metering, MessageWithEvents } from '../../email/email.repository';
+import { ComposedEmail, EmailService } from '../../email/email.service';
 import { withFormQuotaMessage } from '../../quotas/form-quota-message';
 import { TemplatesService } from '../../templates/templates.service';
 import { renderAcknowledgment, renderNotification, SubmissionEmailContext } from '../emails/submission-emails';
@@ -21,6 +21,8 @@ import { CaptchaVerifier, CAPTCHA_FIELDS } from '../spam/captcha-verifier';
 import { ALTCHA_FIELD, ChallengeService } from '../spam/challenge.service';
 import { contentFilterReason, DEFAULT_HONEYPOT, honeypotTripped } from '../spam/spam-filter';
 import { checkUploads, ReceivedFile, UploadedAttachment } from '../uploads/submission-uploads';
+import { AcknowledgmentClaim, AcknowledgmentGate } from './acknowledgment-gate';
+import { FormSenders } from './form-sender';
 import { FormTargets, SubmissionRoute } from './form-targets';
 import { OriginPolicy, requestOrigin, RequestOrigin } from './origin-policy';
 import { ControlFields, fieldText, parseSubmittedFields } from './submitted-fields';
@@ -50,6 +52,14 @@ export interface SubmissionInput {
 }
 
 const THANKS = 'Thank you! Your submission has been received.';
+
+/** The emails of an accepted submission, and the acknowledgment's claim to give back if they are not accepted. */
+export interface SubmissionEmails {
+  messages: MessageWithEvents[];
+  acknowledgment: AcknowledgmentClaim | null;
+}
+
+const NO_EMAILS: SubmissionEmails = { messages: [], acknowledgment: null };
 
 /** What a stored submission is made of, before it is written. */
 interface NewSubmission {
@@ -86,6 +96,8 @@ export class SubmissionsService {
     private readonly templates: TemplatesService,
     private readonly idempotency: IdempotencyStore,
     private readonly config: AppConfigService,
+    private readonly senders: FormSenders,
+    private readonly acknowledgments: AcknowledgmentGate,
   ) {}
 
   async submit(input: SubmissionInput): Promise<SubmissionOutcome> {
@@ -127,7 +139,8 @@ export class SubmissionsService {
       origin: origin?.origin ?? null,
       createdAt: new Date(),
     };
-    const messages = submission.status === 'accepted' ? await this.emailsOf(form, submission, control, uploads, origin) : [];
+    const emails = submission.status === 'accepted' ? await this.emailsOf(form, submission, control, uploads, origin) : NO_EMAILS;
+    const { messages } = emails;
     submission.messageIds = messages.map(({ message }) => message.id);
 
     const answer: SubmissionAnswer = { success: true, message: THANKS, submissionId: submission.id };
@@ -137,12 +150,13 @@ export class SubmissionsService {
         this.email.accept({
           messages,
           statements: submissionStatements(submission),
-          // A submission counts once, spam not at all; the emails it sends are not metered as emails.
-          metering: { accountId: form.accountId, emails: 0, submissions: submission.status === 'spam' ? 0 : 1 },
+          metering: submissionMetering(form.accountId, submission.status === 'spam' ? 0 : 1, messages),
           idempotency: idempotency && { claim: idempotency, statusCode: 200, body: answer },
         }),
       );
     } catch (err) {
+      // Nothing was accepted (a quota's 429, a replay): the submitter's acknowledgment was not sent.
+      await emails.acknowledgment?.giveBack();
       // The form was deleted while this post used a copy found a moment before.
       if (foreignKeyViolation(err)) throw AppException.notFound('Form', form.id);
       throw withFormQuotaMessage(err, form.settings.rate_limiting);
@@ -155,25 +169,28 @@ export class SubmissionsService {
    * The emails of a held submission of an instant form, once its recipient confirmed, with the statement that
    * marks it accepted.
    */
-  async release(form: Form, held: HeldSubmission): Promise<{ messages: MessageWithEvents[]; statements: CompanionStatement[] }> {
+  async release(form: Form, held: HeldSubmission): Promise<SubmissionEmails & { statements: CompanionStatement[] }> {
     const submission: NewSubmission = { ...held, form, status: 'accepted', spamReason: null, heldAttachments: null, messageIds: [] };
     const uploads = (held.heldAttachments ?? []).map((a) => ({ ...a, content: Buffer.from(a.content, 'base64') }));
-    const messages = await this.emailsOf(form, submission, { all: {} }, uploads, null);
-    submission.messageIds = messages.map(({ message }) => message.id);
+    const emails = await this.emailsOf(form, submission, { all: {} }, uploads, null);
+    submission.messageIds = emails.messages.map(({ message }) => message.id);
     const accepted: CompanionStatement = (p) =>
       `UPDATE form_submissions SET status = 'accepted', held_attachments = NULL, message_ids = ${p(JSON.stringify(submission.messageIds))}::jsonb ` +
       `WHERE id = ${p(held.id)} AND status = 'held'`;
-    return { messages, statements: [accepted, outboxStatement(submission)] };
+    return { ...emails, statements: [accepted, outboxStatement(submission)] };
   }
 
-  /** The notification (and acknowledgment) of an accepted submission, recipients on the suppression list dropped. */
+  /**
+   * The notification (and acknowledgment) of an accepted submission, recipients on the suppression list dropped.
+   * The acknowledgment goes to one address at most once per form and hour (AcknowledgmentGate).
+   */
   private async emailsOf(
     form: Form,
     submission: NewSubmission,
     control: ControlFields,
     uploads: (Pick<UploadedAttachment, 'filename' | 'contentType'> & { content: Buffer })[],
     origin: RequestOrigin | null,
-  ): Promise<MessageWithEvents[]> {
+  ): Promise<SubmissionEmails> {
     const { settings } = form;
     const recipients = settings.recipients ?? form.domain?.settings.contactRecipients;
     if (!recipients?.length) {
@@ -193,7 +210,7 @@ export class SubmissionsService {
       submissionId: submission.id,
       files: submission.files.map(({ filename, size }) => ({ filename, size })),
     };
-    const from = this.senderOf(form, context.formName);
+    const from = await this.senders.senderOf(form, context.formName);
     const submitter = validAddress(fieldText(submission.fields, 'email'));
     const replyTo = settings.replies === false ? undefined : (this.replyToOf(form, submission.fields, control) ?? submitter);
 
@@ -206,35 +223,60 @@ export class SubmissionsService {
         this.logger.warn(`Template ${settings.template} of form ${form.id} failed, the default was used: ${err.message}`),
     });
     const attachments = uploads.map((u) => ({ filename: u.filename, contentType: u.contentType, content: u.content.toString('base64') }));
-    const composed: ComposedEmail[] = [
-      { ...from, to: recipients, replyTo: replyTo ? [{ name: '', address: replyTo }] : [], ...notification, attachments },
-    ];
-    const ack = settings.acknowledgment;
-    if (ack?.enabled && submitter) {
-      const ackTemplate = ack.template ? await this.templates.findForForm(form.accountId, ack.template) : null;
+    const notificationEmail: ComposedEmail = {
+      ...from,
+      to: recipients,
+      replyTo: replyTo ? [{ name: '', address: replyTo }] : [],
+      ...notification,
+      attachments,
+    };
+    const acknowledging = settings.acknowledgment?.enabled && submitter;
+    const [notified, acknowledged] = await Promise.allSettled([
+      this.email.compose(form.accountId, notificationEmail),
+      acknowledging ? this.acknowledgmentOf(form, context, { ...from, to: [submitter], replyTo: notificationEmail.to.slice(0, 1) }) : null,
+    ]);
+    if (notified.status === 'rejected') {
+      if (acknowledged.status === 'fulfilled') await acknowledged.value?.claim.giveBack();
+      throw notified.reason;
+    }
+    if (acknowledged.status === 'rejected') throw acknowledged.reason;
+    const messages = [notified.value, acknowledged.value?.message ?? null].filter((m): m is MessageWithEvents => m !== null);
+    return { messages, acknowledgment: acknowledged.value?.claim ?? null };
+  }
+
+  /**
+   * The acknowledgment to the submitter with its claim, or null when the form acknowledged that address within the
+   * hour, or the address is on the suppression list.
+   */
+  private async acknowledgmentOf(
+    form: Form,
+    context: SubmissionEmailContext,
+    envelope: Pick<ComposedEmail, 'from' | 'systemSender' | 'to'> & { replyTo: string[] },
+  ): Promise<{ message: MessageWithEvents; claim: AcknowledgmentClaim } | null> {
+    const ack = form.settings.acknowledgment!;
+    const claim = await this.acknowledgments.claim(form.id, envelope.to[0]);
+    if (!claim) return null;
+    try {
+      const template = ack.template ? await this.templates.findForForm(form.accountId, ack.template) : null;
       const acknowledgment = renderAcknowledgment(context, {
         subject: ack.subject,
-        template: ackTemplate ?? undefined,
+        template: template ?? undefined,
         onTemplateError: (err) =>
           this.logger.warn(`Template ${ack.template} of form ${form.id} failed, the default was used: ${err.message}`),
       });
-      composed.push({
-        ...from,
-        to: [submitter],
-        replyTo: recipients.slice(0, 1).map((address) => ({ name: '', address })),
+      const message = await this.email.compose(form.accountId, {
+        ...envelope,
+        replyTo: envelope.replyTo.map((address) => ({ name: '', address })),
         ...acknowledgment,
       });
+      if (message) return { message, claim };
+    } catch (err) {
+      await claim.giveBack();
+      throw err;
     }
-    const messages = await Promise.all(composed.map((email) => this.email.compose(form.accountId, email)));
-    return messages.filter((m): m is MessageWithEvents => m !== null);
-  }
-
-  /** A domain's forms send from forms@<domain> (signed with its key); the others from FORMS_FROM. */
-  private senderOf(form: Form, formName: string): { from: Mailbox; systemSender: boolean } {
-    const name = formName.replace(/[\r\n"]/g, ' ').slice(0, 100);
-    if (form.domain) return { from: { name, address: `forms@${form.domain.name}` }, systemSender: false };
-    const configured = this.config.formsFrom;
-    return { from: { name: configured.name || name, address: configured.address }, systemSender: true };
+    // Nothing goes out to a suppressed address: nothing is claimed.
+    await claim.giveBack();
+    return null;
   }
 
   /** `_replyto`, else the form's replyTo (an address, or the field holding one). */
@@ -288,6 +330,15 @@ export class SubmissionsService {
     }
     return form.settings.redirect ?? `${this.config.publicUrl}/forms/thank-you`;
   }
+}
+
+/**
+ * What an acceptance of form mail counts (D-37): its submissions, and one email per recipient of its messages
+ * (the notification's recipients and the acknowledgment's one).
+ */
+export function submissionMetering(accountId: string, submissions: number, messages: MessageWithEvents[]): Metering {
+  const emails = messages.reduce((sum, { message }) => sum + message.recipients.length, 0);
+  return { accountId, emails, submissions };
 }
 
 /** A held submission as stored, enough to make its emails later. */

@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import { IsInt, IsObject, IsOptional, Max, Min, ValidateNested } from 'class-validator';
 import { MAX_QUOTA_VALUE } from '../quota-policy';
 
-const UNITS = 'Each accepted email recipient and each accepted form submission counts one';
+const UNITS = 'Each accepted email recipient and each accepted form submission counts one (forwarded mail does not)';
 
 function limitDoc(window: string) {
   return {
@@ -44,7 +44,7 @@ export class UpdateAccountSettingsDto {
     type: GlobalLimitsPatchDto,
     nullable: true,
     description:
-      'Account-wide caps on emails and form submissions together, per UTC hour, day and month; past one, sends and form posts get 429 ACCOUNT_QUOTA_EXCEEDED. null removes all three.',
+      'Account-wide caps on emails and form submissions together (forwarded mail is not counted), per UTC hour, day and month; past one, sends and form posts get 429 ACCOUNT_QUOTA_EXCEEDED. null removes all three.',
   })
   @IsOptional()
   @IsObject()
@@ -92,6 +92,15 @@ export class AccountQuotasDto {
 
   @ApiProperty({
     type: QuotaStandingDto,
+    description:
+      'Forwarded emails (one per destination a received message is forwarded to, bounces returned to their senders included) ' +
+      'per calendar month: Free 500, Pro 50000; enterprise as set by the operator. Counted apart from emails_per_month and ' +
+      'global_limits, and not billed. Past it, the inbound SMTP server answers 451 4.7.1 and the sending server tries again later.',
+  })
+  forwards_per_month: QuotaStandingDto;
+
+  @ApiProperty({
+    type: QuotaStandingDto,
     description: 'Accepted form submissions (spam not counted) per UTC hour: Free 100, Pro 2000. Past it: QUOTA_EXCEEDED.',
   })
   form_submissions_per_hour: QuotaStandingDto;
@@ -104,7 +113,8 @@ export class AccountQuotasDto {
 
   @ApiProperty({
     type: QuotaStandingDto,
-    description: 'global_limits.hourly: emails and form submissions together. Past it: ACCOUNT_QUOTA_EXCEEDED.',
+    description:
+      'global_limits.hourly: emails and form submissions together (forwarded mail not included). Past it: ACCOUNT_QUOTA_EXCEEDED.',
   })
   global_hourly: QuotaStandingDto;
 

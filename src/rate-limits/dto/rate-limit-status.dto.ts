@@ -24,7 +24,10 @@ export class LimitCounterDto {
 }
 
 export class RateLimitsObjectDto {
-  @ApiProperty({ type: LimitCounterDto, description: 'The tighter of the key’s and the account’s hourly limits' })
+  @ApiProperty({
+    type: LimitCounterDto,
+    description: 'The tighter of the key’s and the account’s hourly limits (a key whose rateLimit is null has none of its own)',
+  })
   requests_per_hour: LimitCounterDto;
 
   @ApiProperty({ type: LimitCounterDto, description: 'The tighter of the key’s and the account’s per-minute limits' })
@@ -78,7 +81,10 @@ export class RateLimitStatusDto {
   @ApiProperty({ example: 1, description: 'restrictions.multiplier applied to the key’s own limits' })
   multiplier: number;
 
-  @ApiProperty({ type: [LimitScopeStateDto], description: 'The key’s and the account’s limits' })
+  @ApiProperty({
+    type: [LimitScopeStateDto],
+    description: 'The key’s and the account’s limits; no api-key hour entry for a key without an hourly limit of its own (rateLimit null)',
+  })
   scopes: LimitScopeStateDto[];
 
   @ApiProperty({ type: [LimitScopeStateDto], description: 'Per-endpoint limits, counted per account' })

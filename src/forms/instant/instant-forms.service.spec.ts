@@ -1,0 +1,24 @@
+import type { MessageWithEvents } from '../../email/email.repository';
+import { fittingCount } from './instant-forms.service';
+
+describe('fittingCount', () => {
+  const release = (...recipientCounts: number[]) => ({
+    messages: recipientCounts.map(
+      (n) => ({ message: { recipients: Array.from({ length: n }, (_, i) => `r${i}@a.test`) } }) as MessageWithEvents,
+    ),
+  });
+
+  it('takes the oldest held submissions whose emails fit in the room left, stopping at the first that does not', () => {
+    const releases = [release(1, 1), release(1), release(2), release(1)];
+    expect(fittingCount(releases, 0)).toBe(0);
+    expect(fittingCount(releases, 1)).toBe(0);
+    expect(fittingCount(releases, 2)).toBe(1);
+    expect(fittingCount(releases, 4)).toBe(2);
+    expect(fittingCount(releases, 5)).toBe(3);
+    expect(fittingCount(releases, 6)).toBe(4);
+  });
+
+  it('lets a submission without emails (all its recipients suppressed) through', () => {
+    expect(fittingCount([release(), release(1)], 0)).toBe(1);
+  });
+});
