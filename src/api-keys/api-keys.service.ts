@@ -140,10 +140,11 @@ export class ApiKeysService {
   private async insert(
     accountId: string,
     input: NewKeyInput,
-    creator: CreatorKey | null,
+    creator: AuthContext | null,
     manager?: EntityManager,
   ): Promise<{ key: ApiKey; secret: string }> {
-    const grant = this.grantOf(input, creator, await this.isOperatorAccount(accountId, manager ?? this.keys.manager));
+    const isOperator = creator ? creator.isOperator : await this.isOperatorAccount(accountId, manager ?? this.keys.manager);
+    const grant = this.grantOf(input, creator, isOperator);
     const secret = generateKey(this.config.keyPrefix, input.keyType, grant.domainScope);
     const key = this.buildKey(accountId, input.name, input.keyType, secret, grant);
     await this.cache.added(key.keyHash);

@@ -6,7 +6,7 @@ import { newId } from '../common/ids';
 import { AppConfigService } from '../config/app-config.service';
 import type { Domain } from '../domains/domain.entity';
 import { DomainsService } from '../domains/domains.service';
-import type { CompanionRow, MessageWithEvents } from '../email/email.repository';
+import { CompanionRow, MessageWithEvents, recipientCount } from '../email/email.repository';
 import { EmailService, ForwardedEmail } from '../email/email.service';
 import { ReturnPaths } from '../email/return-path';
 import { ProviderEventsService } from '../provider-events/provider-events.service';
@@ -234,8 +234,8 @@ export class ForwardingService {
     }
     if (messages.length === 0) return [];
     // Forwarded mail spends forwards_per_month, one per recipient it goes to, never the account's emails (D-37).
-    const forwards = messages.reduce((sum, { message }) => sum + message.recipients.length, 0);
     try {
+      const forwards = recipientCount(messages);
       await this.email.accept({ messages, statements, metering: { accountId, emails: 0, submissions: 0, forwards } });
     } catch (err) {
       // A quota is whole again at its reset: the sending server keeps the message and tries again (4xx), as before.

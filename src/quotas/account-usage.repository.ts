@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { usageStatement } from '../email/email.repository';
+import { usageStatement } from './usage-statement';
 import { QuotaWindow, UnitCounts, windowOf, WindowUsage } from './quota-policy';
 
 /** One sum per window and stored unit: `${window}_${unit}`. */

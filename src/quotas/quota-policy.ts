@@ -1,6 +1,6 @@
 import type { AccountTier } from '../config/app-config.service';
 import { ErrorCode } from '../common/errors/error-code';
-import type { Metering } from '../email/email.repository';
+import type { Metering } from './usage-statement';
 
 /**
  * The quotas of D-13 as data and pure functions: which quotas an account has, which counters an acceptance

@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { AppException } from '../common/errors/app.exception';
 import { AppConfigService } from '../config/app-config.service';
-import type { Metering } from '../email/email.repository';
+import type { Metering } from './usage-statement';
 import { RedisService } from '../redis/redis.service';
 import { AccountUsageRepository } from './account-usage.repository';
 import { QuotaAccountsCache } from './quota-accounts.cache';

@@ -6,6 +6,9 @@ import { createRedisConnection, RedisConnection } from './redis-url';
 
 type MessageHandler = (message: string) => void;
 
+/** What `RedisService.claim` found: the key is this caller's now, another's, or Redis could not tell. */
+export type Claim = { state: 'claimed'; release: () => Promise<void> } | { state: 'taken' } | { state: 'unknown'; reason: string };
+
 /** Deletes a lock only if it still holds the taker's token (it may have expired and been taken by another). */
 const RELEASE_LOCK_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
@@ -52,8 +55,33 @@ export class RedisService implements OnApplicationShutdown {
     try {
       return await task();
     } finally {
-      await this.client.eval(RELEASE_LOCK_SCRIPT, 1, key, token).catch(() => undefined);
+      await this.release(key, token).catch(() => undefined);
     }
+  }
+
+  /**
+   * Takes `key` for `ttlMs` unless someone holds it, waiting at most `timeoutMs` for Redis: for checks that go on
+   * without Redis rather than wait for it (a replayed challenge, a repeated acknowledgment). `release` gives the
+   * key back if it is still this claim's.
+   */
+  async claim(key: string, ttlMs: number, timeoutMs: number): Promise<Claim> {
+    const token = randomBytes(8).toString('hex');
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+    try {
+      const answer = await Promise.race([this.client.set(key, token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX'), timeout]);
+      if (answer === 'timeout') return { state: 'unknown', reason: 'Redis did not answer' };
+      if (answer === null) return { state: 'taken' };
+      return { state: 'claimed', release: () => this.release(key, token) };
+    } catch (err) {
+      return { state: 'unknown', reason: (err as Error).message };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async release(key: string, token: string): Promise<void> {
+    await this.client.eval(RELEASE_LOCK_SCRIPT, 1, key, token);
   }
 
   channel(name: string): string {

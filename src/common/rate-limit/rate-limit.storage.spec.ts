@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { AddressInfo, createServer, Server } from 'node:net';
+import { HungRedis, startHungRedis } from '../../../test/support/hung-redis';
 import { AppConfigService } from '../../config/app-config.service';
 import { RedisService } from '../../redis/redis.service';
 import { InProcessCounters } from './rate-limit.memory';
@@ -196,25 +196,16 @@ describe('RateLimitStorage (the Lua script)', () => {
   });
 
   describe('when Redis stops answering', () => {
-    let silent: Server;
+    let silent: HungRedis;
     beforeAll(async () => {
-      // Answers the connection handshake like Redis, then never answers a command: a hung server.
-      silent = createServer((socket) =>
-        socket.on('data', (data) => {
-          for (const [, command] of data.toString().matchAll(/\*\d+\r\n\$\d+\r\n(\w+)/g)) {
-            if (/^client$/i.test(command)) socket.write('+OK\r\n');
-            if (/^info$/i.test(command)) socket.write('$9\r\nloading:0\r\n');
-          }
-        }),
-      );
-      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      silent = await startHungRedis();
     });
-    afterAll(() => new Promise<void>((resolve) => silent.close(() => resolve())));
+    afterAll(() => silent.close());
 
     it('gives up after RATE_LIMIT_REDIS_TIMEOUT_MS instead of waiting', async () => {
       const hungConfig = AppConfigService.fromEnv({
         NODE_ENV: 'test',
-        REDIS_URL: `redis://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+        REDIS_URL: silent.url,
         RATE_LIMIT_REDIS_TIMEOUT_MS: '50',
       });
       const hungRedis = new RedisService(hungConfig);

@@ -5,7 +5,7 @@ import { ErrorCode } from '../../common/errors/error-code';
 import { newId } from '../../common/ids';
 import { RateLimitService } from '../../common/rate-limit/rate-limit.service';
 import { AppConfigService } from '../../config/app-config.service';
-import type { CompanionStatement, MessageWithEvents } from '../../email/email.repository';
+import { CompanionStatement, MessageWithEvents, recipientCount } from '../../email/email.repository';
 import { EmailService } from '../../email/email.service';
 import { Form } from '../form.entity';
 import type { FormSettings } from '../form-settings';
@@ -76,10 +76,7 @@ export class InstantFormsService {
       const confirmation = await this.email.compose(accountId, this.confirmationEmail(input, token));
       if (confirmation) messages.push(confirmation);
     }
-    await this.limiter.enforceConfirmationEmails(
-      accountId,
-      messages.reduce((sum, { message }) => sum + message.recipients.length, 0),
-    );
+    await this.limiter.enforceConfirmationEmails(accountId, recipientCount(messages));
     await this.email.accept({ messages, statements, metering: submissionMetering(accountId, 0, messages) });
     return Promise.all(drafts.map(({ id }) => this.forms.get(accountId, id)));
   }
@@ -171,7 +168,7 @@ function sha256(token: string): string {
 export function fittingCount(releases: Pick<Release, 'messages'>[], room: number): number {
   let used = 0;
   for (let i = 0; i < releases.length; i++) {
-    used += releases[i].messages.reduce((sum, { message }) => sum + message.recipients.length, 0);
+    used += recipientCount(releases[i].messages);
     if (used > room) return i;
   }
   return releases.length;

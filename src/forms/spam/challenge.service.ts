@@ -71,19 +71,9 @@ export class ChallengeService {
    * submission per solved challenge, whereas refusing would turn away every protected form while Redis is down.
    */
   private async claim(signature: string, ttlMs: number): Promise<boolean> {
-    const key = this.redis.key('altcha', 'used', signature);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), REPLAY_CHECK_TIMEOUT_MS)));
-    try {
-      const answer = await Promise.race([this.redis.client.set(key, '1', 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX'), timeout]);
-      if (answer === 'timeout') this.logger.warn('Challenge replay check skipped: Redis did not answer');
-      return answer !== null;
-    } catch (err) {
-      this.logger.warn(`Challenge replay check skipped: ${(err as Error).message}`);
-      return true;
-    } finally {
-      clearTimeout(timer);
-    }
+    const claim = await this.redis.claim(this.redis.key('altcha', 'used', signature), ttlMs, REPLAY_CHECK_TIMEOUT_MS);
+    if (claim.state === 'unknown') this.logger.warn(`Challenge replay check skipped: ${claim.reason}`);
+    return claim.state !== 'taken';
   }
 }
 

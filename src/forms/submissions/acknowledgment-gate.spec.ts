@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { AddressInfo, createServer, Server } from 'node:net';
+import { HungRedis, startHungRedis } from '../../../test/support/hung-redis';
 import { AppConfigService } from '../../config/app-config.service';
 import { RedisService } from '../../redis/redis.service';
 import { AcknowledgmentGate } from './acknowledgment-gate';
@@ -47,23 +47,14 @@ describe('AcknowledgmentGate', () => {
   });
 
   describe('without Redis', () => {
-    let silent: Server;
+    let silent: HungRedis;
     beforeAll(async () => {
-      // Answers the connection handshake like Redis, then never answers a command: a hung server.
-      silent = createServer((socket) =>
-        socket.on('data', (data) => {
-          for (const [, command] of data.toString().matchAll(/\*\d+\r\n\$\d+\r\n(\w+)/g)) {
-            if (/^client$/i.test(command)) socket.write('+OK\r\n');
-            if (/^info$/i.test(command)) socket.write('$9\r\nloading:0\r\n');
-          }
-        }),
-      );
-      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      silent = await startHungRedis();
     });
-    afterAll(() => new Promise<void>((resolve) => silent.close(() => resolve())));
+    afterAll(() => silent.close());
 
     it('sends the acknowledgment unchecked, within half a second, when Redis does not answer', async () => {
-      const url = `redis://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      const url = silent.url;
       const hung = new RedisService(AppConfigService.fromEnv({ NODE_ENV: 'test', REDIS_URL: url }));
       const gateWithoutRedis = new AcknowledgmentGate(hung);
       try {

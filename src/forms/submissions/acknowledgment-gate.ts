@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { RedisService } from '../../redis/redis.service';
 
@@ -31,29 +31,15 @@ export class AcknowledgmentGate {
    */
   async claim(formId: string, address: string): Promise<AcknowledgmentClaim | null> {
     const key = this.redis.key('forms', 'ack', formId, createHash('sha256').update(address.trim().toLowerCase()).digest('hex'));
-    const token = randomBytes(8).toString('hex');
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), CHECK_TIMEOUT_MS)));
-    try {
-      const answer = await Promise.race([this.redis.client.set(key, token, 'PX', ACKNOWLEDGMENT_INTERVAL_MS, 'NX'), timeout]);
-      if (answer === 'timeout') {
-        this.logger.warn('Acknowledgment sent unchecked: Redis did not answer');
-        return UNCHECKED;
-      }
-      if (answer === null) return null;
-      return { giveBack: () => this.giveBack(key, token) };
-    } catch (err) {
-      this.logger.warn(`Acknowledgment sent unchecked: ${(err as Error).message}`);
+    const claim = await this.redis.claim(key, ACKNOWLEDGMENT_INTERVAL_MS, CHECK_TIMEOUT_MS);
+    if (claim.state === 'taken') return null;
+    if (claim.state === 'unknown') {
+      this.logger.warn(`Acknowledgment sent unchecked: ${claim.reason}`);
       return UNCHECKED;
-    } finally {
-      clearTimeout(timer);
     }
-  }
-
-  /** Deletes the claim if it is still this one (it cannot have expired, but a later claim must not be undone). */
-  private async giveBack(key: string, token: string): Promise<void> {
-    await this.redis.client
-      .eval(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`, 1, key, token)
-      .catch((err: Error) => this.logger.warn(`Acknowledgment claim not given back: ${err.message}`));
+    // A later claim (this one cannot have expired yet) is never undone.
+    return {
+      giveBack: () => claim.release().catch((err: Error) => this.logger.warn(`Acknowledgment claim not given back: ${err.message}`)),
+    };
   }
 }

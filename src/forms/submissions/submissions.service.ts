@@ -10,9 +10,10 @@ import { newId } from '../../common/ids';
 import { DEFAULT_FORM_RATE_LIMIT } from '../../common/rate-limit/rate-limit.policy';
 import { RateLimitService } from '../../common/rate-limit/rate-limit.service';
 import { AppConfigService } from '../../config/app-config.service';
-import type { CompanionStatement, Metering, MessageWithEvents } from '../../email/email.repository';
+import { CompanionStatement, MessageWithEvents, recipientCount } from '../../email/email.repository';
 import { ComposedEmail, EmailService } from '../../email/email.service';
 import { withFormQuotaMessage } from '../../quotas/form-quota-message';
+import type { Metering } from '../../quotas/usage-statement';
 import { TemplatesService } from '../../templates/templates.service';
 import { renderAcknowledgment, renderNotification, SubmissionEmailContext } from '../emails/submission-emails';
 import { Form } from '../form.entity';
@@ -337,8 +338,7 @@ export class SubmissionsService {
  * (the notification's recipients and the acknowledgment's one).
  */
 export function submissionMetering(accountId: string, submissions: number, messages: MessageWithEvents[]): Metering {
-  const emails = messages.reduce((sum, { message }) => sum + message.recipients.length, 0);
-  return { accountId, emails, submissions };
+  return { accountId, emails: recipientCount(messages), submissions };
 }
 
 /** A held submission as stored, enough to make its emails later. */
