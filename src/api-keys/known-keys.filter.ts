@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { RedisService } from '../redis/redis.service';
+import { SERVER_RUN_LUA } from '../redis/server-run';
 
 /** Size of the filter in bits: 2 MiB in Redis, whatever the number of keys. */
 export const FILTER_BITS = 2 ** 24;
@@ -17,14 +18,32 @@ const FILL_LOCK_MS = 60_000;
 const RETRY_UNRECORDED_MS = 5_000;
 /** A fill that failed (PostgreSQL or Redis away) is tried again no sooner than this. */
 const RETRY_FILL_MS = 10_000;
-
-/** Sets the completeness bit only if the fill's token is still there: Redis kept every bit the fill set. */
-const COMPLETE_SCRIPT = `if redis.call('GET', KEYS[2]) == ARGV[1] then
+/** Whether the filter is complete on this server run: answers 1 (every bit ARGV set), 0 (one is not), -1 (not complete). */
+const CHECK_SCRIPT = `local run = ${SERVER_RUN_LUA}
+if redis.call('GETBIT', KEYS[1], ${COMPLETE_BIT}) == 0 or redis.call('GET', KEYS[2]) ~= run then return -1 end
+for i = 1, #ARGV do
+  if redis.call('GETBIT', KEYS[1], ARGV[i]) == 0 then return 0 end
+end
+return 1`;
+/** A fill's token, bound to the server run it began on. */
+const START_FILL_SCRIPT = `redis.call('SET', KEYS[1], ARGV[1] .. ':' .. ${SERVER_RUN_LUA}, 'PX', ARGV[2])
+return 1`;
+/**
+ * Marks the filter complete on this run only if the fill's token is still there and the server is the run the
+ * fill began on: Redis kept every bit the fill set.
+ */
+const COMPLETE_SCRIPT = `local run = ${SERVER_RUN_LUA}
+if redis.call('GET', KEYS[2]) == ARGV[1] .. ':' .. run then
   redis.call('SETBIT', KEYS[1], ${COMPLETE_BIT}, 1)
+  redis.call('SET', KEYS[3], run)
   redis.call('DEL', KEYS[2])
   return 1
 end
 return 0`;
+
+interface FilterClient {
+  mailroomKnownKeysCheck(bitsKey: string, runKey: string, ...bits: number[]): Promise<1 | 0 | -1>;
+}
 
 /** The filter bits of a key hash (64 hex): six 24-bit slices of the sha256, never the completeness bit. */
 export function filterBits(keyHash: string): number[] {
@@ -43,8 +62,10 @@ export function filterBits(keyHash: string): number[] {
  *
  * Keys enter it before they are stored (ApiKeysService), so a key is in it before anyone holds it. Deleted keys
  * stay in it (a Bloom filter cannot forget): one costs a lookup, like a false positive. The filter counts only
- * once bit 0 is set, by a fill from api_keys that no Redis restart interrupted; until then (first start, Redis
- * lost its data, Redis cannot be reached) every secret "may exist", which costs lookups and refuses no key.
+ * once bit 0 is set, by a fill from api_keys that no Redis restart interrupted, and only on the server run it was
+ * filled on (`known:run` holds that run_id): a Redis that restarted, empty or from an older snapshot that lacks
+ * the keys made since, is filled again. Until then (first start, a restart, Redis cannot be reached) every
+ * secret "may exist", which costs lookups and refuses no key.
  */
 @Injectable()
 export class KnownKeysFilter implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -52,6 +73,8 @@ export class KnownKeysFilter implements OnApplicationBootstrap, OnApplicationShu
   private readonly bitsKey: string;
   private readonly fillLockKey: string;
   private readonly fillTokenKey: string;
+  /** The run_id of the Redis server the filter was completed on. */
+  private readonly runKey: string;
   /** Hashes Redis did not take when their keys were made (it was away): added again every few seconds. */
   private readonly unrecorded = new Set<string>();
   private filling: Promise<void> | null = null;
@@ -66,6 +89,8 @@ export class KnownKeysFilter implements OnApplicationBootstrap, OnApplicationShu
     this.bitsKey = redis.key('api-keys', 'known');
     this.fillLockKey = redis.key('api-keys', 'known', 'fill-lock');
     this.fillTokenKey = redis.key('api-keys', 'known', 'fill-token');
+    this.runKey = redis.key('api-keys', 'known', 'run');
+    redis.client.defineCommand('mailroomKnownKeysCheck', { numberOfKeys: 2, lua: CHECK_SCRIPT });
   }
 
   onApplicationBootstrap(): void {
@@ -96,22 +121,22 @@ export class KnownKeysFilter implements OnApplicationBootstrap, OnApplicationShu
   /** False only when the filter is complete and the hash is certainly not a stored key's. */
   async mayExist(keyHash: string): Promise<boolean> {
     if (this.unrecorded.size > 0) return true;
-    const args = [COMPLETE_BIT, ...filterBits(keyHash)].flatMap((bit) => ['GET', 'u1', bit]);
-    let bits: number[];
+    let found: 1 | 0 | -1;
     try {
-      bits = (await this.redis.client.call('BITFIELD', this.bitsKey, ...args)) as number[];
+      found = await this.check(filterBits(keyHash));
     } catch {
       return true;
     }
-    if (bits[0] !== 1) {
-      this.fill();
-      return true;
-    }
-    return bits.every((bit) => bit === 1);
+    if (found === -1) this.fill();
+    return found !== 0;
   }
 
   private async isComplete(): Promise<boolean> {
-    return (await this.redis.client.getbit(this.bitsKey, COMPLETE_BIT)) === 1;
+    return (await this.check([])) !== -1;
+  }
+
+  private check(bits: number[]): Promise<1 | 0 | -1> {
+    return (this.redis.client as unknown as FilterClient).mailroomKnownKeysCheck(this.bitsKey, this.runKey, ...bits);
   }
 
   /** Fills the filter from api_keys in the background, one process at a time. */
@@ -132,9 +157,9 @@ export class KnownKeysFilter implements OnApplicationBootstrap, OnApplicationShu
   }
 
   private async fillFromDatabase(): Promise<void> {
-    // Redis losing its data mid-fill loses this token too: the filter is then not marked complete.
+    // Redis losing its data or restarting mid-fill loses this token or its run: the filter is then not marked complete.
     const token = randomBytes(8).toString('hex');
-    await this.redis.client.set(this.fillTokenKey, token, 'PX', 10 * FILL_LOCK_MS);
+    await this.redis.client.eval(START_FILL_SCRIPT, 1, this.fillTokenKey, token, 10 * FILL_LOCK_MS);
     let after = '';
     for (;;) {
       if (this.stopping) return;
@@ -151,7 +176,7 @@ export class KnownKeysFilter implements OnApplicationBootstrap, OnApplicationShu
       }
       if (rows.length < FILL_PAGE) break;
     }
-    if ((await this.redis.client.eval(COMPLETE_SCRIPT, 2, this.bitsKey, this.fillTokenKey, token)) !== 1) {
+    if ((await this.redis.client.eval(COMPLETE_SCRIPT, 3, this.bitsKey, this.fillTokenKey, this.runKey, token)) !== 1) {
       this.logger.warn('Redis lost data while the known-keys filter was being filled: it will be filled again');
     }
   }

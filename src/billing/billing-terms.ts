@@ -6,7 +6,7 @@ import type { SubscriptionStatus } from './billing-subscription.entity';
 /** `none`: the tenant never subscribed. */
 export type BillingStatus = SubscriptionStatus | 'none';
 
-/** What a tenant pays in the current month, and for which emails. */
+/** What a tenant pays a month, and for which emails: now, or in a part of the month. */
 export interface BillingTerms {
   /** The subscription's plan; without one `free`, or the tier the operator granted (`pro`, `enterprise`). */
   plan: string;
@@ -18,19 +18,11 @@ export interface BillingTerms {
   overageCentsPer1000: number;
 }
 
-export interface CurrentPeriod {
-  emailsSent: number;
-  emailsIncluded: number | null;
-  overage: number;
-  /** In currency units, to the cent. */
-  overageCost: number;
-}
-
 /**
- * The terms of a tenant. An active subscription decides them, for the whole calendar month (D-32; a plan
- * changed mid-month applies to all of it). Without one the account's tier does: Free includes its D-13 quota
- * and bills nothing; a pro or enterprise tier without a subscription was granted by the operator and is not
- * billed. A subscription whose plan the catalog no longer names is not billed either (and logged at start).
+ * The terms of a tenant now, or in a part of the month (billing-period.ts). An active subscription decides
+ * them (D-32). Without one the account's tier does: Free includes its D-13 quota and bills nothing; a pro or
+ * enterprise tier without a subscription was granted by the operator and is not billed. A subscription whose
+ * plan the catalog no longer names is not billed either (and logged at start).
  */
 export function termsOf(input: {
   tier: AccountTier;
@@ -66,20 +58,9 @@ export function termsOf(input: {
   return { plan: input.tier, status, monthlyFeeCents: 0, includedEmails: null, overageCentsPer1000: 0 };
 }
 
-/** The month's numbers under `terms` once `emailsSent` emails were sent in it. */
-export function periodOf(terms: BillingTerms, emailsSent: number): CurrentPeriod {
-  const overage = terms.includedEmails === null ? 0 : Math.max(0, emailsSent - terms.includedEmails);
-  return {
-    emailsSent,
-    emailsIncluded: terms.includedEmails,
-    overage,
-    overageCost: centsToAmount(overageCostCents(overage, terms.overageCentsPer1000)),
-  };
-}
-
 /**
  * Overage is charged pro rata per email (1,500 emails at 1.00 per 1,000 cost 1.50), rounded half up to the
- * cent once, on the month's total. BigInt: emails × rate may pass 2^53.
+ * cent once per invoice line (a part of the month under one plan). BigInt: emails × rate may pass 2^53.
  */
 export function overageCostCents(overage: number, centsPer1000: number): number {
   if (overage <= 0 || centsPer1000 <= 0) return 0;

@@ -13,7 +13,8 @@ import type { AuthContext } from '../common/auth/auth-context';
 import { Auth } from '../common/auth/auth.decorator';
 import { CurrentAuth } from '../common/auth/current-auth.decorator';
 import { ErrorBodyDto } from '../common/errors/error-body';
-import { Idempotent } from '../common/idempotency/idempotent.decorator';
+import type { IdempotencyClaim } from '../common/idempotency/idempotency.store';
+import { IdempotencyClaimOf, Idempotent } from '../common/idempotency/idempotent.decorator';
 import { BillingService } from './billing.service';
 import { BillingInfoDto, PlanListDto } from './dto/billing-info.dto';
 import { CreateCustomerDto, CustomerDto } from './dto/customer.dto';
@@ -76,7 +77,8 @@ export class BillingController {
   @ApiOperation({
     summary: 'Change the active subscription’s plan',
     description:
-      'The new plan’s fee and included emails apply to the whole current month. The current plan again is a no-op (200). ' + OPERATOR_ONLY,
+      'From now on: the month so far is closed under the old plan (its fee pro rata, its overage), the rest of it is the new ' +
+      `plan’s (billing info's currentPeriod.lines). The current plan again is a no-op (200). ${OPERATOR_ONLY}`,
   })
   @ApiOkResponse({ type: SubscriptionDto })
   @ApiBadRequestResponse({ description: 'Not a plan of the catalog', type: ErrorBodyDto })
@@ -90,7 +92,8 @@ export class BillingController {
   @ApiOperation({
     summary: 'Cancel the active subscription',
     description:
-      'At once. The account goes back to the Free tier and quotas if this subscription moved it to pro; a tier the operator ' +
+      'At once: the month so far is billed under the plan (its fee pro rata, its overage). The account goes back to the Free ' +
+      'tier and quotas if this subscription moved it to pro; a tier the operator ' +
       `set (pro or enterprise) stays. tenantId in the JSON body or the query. ${OPERATOR_ONLY}`,
   })
   @ApiBody({ type: OptionalTenantDto, required: false })
@@ -110,19 +113,27 @@ export class BillingController {
   @Idempotent()
   @ApiOperation({
     summary: 'Record emails sent outside Mailroom',
-    description: 'Added to the current hour’s usage, never refused by a quota; counts towards the month’s included emails and overage.',
+    description:
+      'Added to the current hour’s usage, never refused by a quota; counts towards the month’s included emails and overage. ' +
+      'With an Idempotency-Key it is recorded once: a retry gets the first answer, even after Redis restarted or while it is down.',
   })
   @ApiOkResponse({ type: UsageResponseDto })
   @ApiNotFoundResponse({ description: TENANT_404, type: ErrorBodyDto })
-  async recordUsage(@CurrentAuth() auth: AuthContext, @Body() dto: RecordUsageDto): Promise<UsageResponseDto> {
-    return UsageResponseDto.from(dto.emailCount, await this.billing.recordUsage(auth, dto.tenantId, dto.emailCount));
+  recordUsage(
+    @CurrentAuth() auth: AuthContext,
+    @Body() dto: RecordUsageDto,
+    @IdempotencyClaimOf() idempotency?: IdempotencyClaim,
+  ): Promise<UsageResponseDto> {
+    return this.billing.recordUsage(auth, dto.tenantId, dto.emailCount, idempotency);
   }
 
   @Get('info')
   @Auth({ keyTypes: ['admin'], permission: 'billing.read' })
   @ApiOperation({
     summary: 'The tenant’s plan, fee and current month',
-    description: 'tenantId in the JSON body or the query. The period is the current UTC calendar month.',
+    description:
+      'tenantId in the JSON body or the query. The period is the current UTC calendar month, cut into lines at each subscribe, ' +
+      'plan change and cancel in it: each line bills its plan’s fee pro rata and its own overage.',
   })
   @ApiBody({ type: OptionalTenantDto, required: false })
   @ApiOkResponse({ type: BillingInfoDto })

@@ -7,6 +7,7 @@ import { BillingCustomer } from './billing-customer.entity';
 import { BillingSubscription } from './billing-subscription.entity';
 import { BillingController } from './billing.controller';
 import { BillingService } from './billing.service';
+import { PlanChangeRepository } from './plan-change.repository';
 import { PlanCatalog } from './plans';
 
 /** Billing customers, subscriptions to the plans of D-32, recorded usage and billing info (`/api/billing/*`). */
@@ -21,6 +22,7 @@ import { PlanCatalog } from './plans';
       useFactory: (config: AppConfigService) => PlanCatalog.load(config.env.BILLING_PLANS_FILE),
     },
     BillingService,
+    PlanChangeRepository,
   ],
   exports: [PlanCatalog, BillingService],
 })

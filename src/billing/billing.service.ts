@@ -8,12 +8,16 @@ import type { AuthContext } from '../common/auth/auth-context';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
 import { uniqueViolation } from '../common/errors/unique-violation';
+import { type IdempotencyClaim, IdempotencyStore } from '../common/idempotency/idempotency.store';
 import { newId } from '../common/ids';
 import { AccountUsageRepository, type EmailTotals } from '../quotas/account-usage.repository';
 import { QuotaService } from '../quotas/quota.service';
 import { BillingCustomer } from './billing-customer.entity';
 import { BillingSubscription } from './billing-subscription.entity';
-import { type BillingTerms, type CurrentPeriod, periodOf, termsOf } from './billing-terms';
+import { type BillingPeriod, billingPeriodOf } from './billing-period';
+import { type BillingTerms, termsOf } from './billing-terms';
+import { UsageResponseDto } from './dto/usage.dto';
+import { PlanChangeRepository } from './plan-change.repository';
 import { PlanCatalog } from './plans';
 
 /** Who calls: billing reads only the account and whether it is the operator's. */
@@ -23,7 +27,7 @@ export interface BillingSummary {
   account: Account;
   customer: BillingCustomer | null;
   terms: BillingTerms;
-  period: CurrentPeriod;
+  period: BillingPeriod;
   usage: EmailTotals;
 }
 
@@ -46,6 +50,8 @@ export class BillingService implements OnApplicationBootstrap {
     private readonly quotas: QuotaService,
     private readonly usage: AccountUsageRepository,
     private readonly keyCache: ApiKeyCache,
+    private readonly planChanges: PlanChangeRepository,
+    private readonly idempotency: IdempotencyStore,
   ) {}
 
   /** A plans file that dropped a plan still subscribed to leaves those subscriptions unbilled: say so at start. */
@@ -110,6 +116,12 @@ export class BillingService implements OnApplicationBootstrap {
           canceledAt: null,
           raisedTier: tierChanged,
         });
+        await this.planChanges.record(manager, {
+          accountId: account.id,
+          subscriptionId: id,
+          plan: planName,
+          tierBefore: tierChanged ? 'free' : null,
+        });
         return { subscription: await manager.findOneByOrFail(BillingSubscription, { id, accountId: account.id }), tierChanged };
       });
     } catch (err) {
@@ -137,6 +149,7 @@ export class BillingService implements OnApplicationBootstrap {
       const active = await this.lockActive(manager, account.id, tenantId);
       if (active.plan === newPlan) return { subscription: active, changed: false };
       await manager.update(BillingSubscription, { id: active.id, accountId: account.id }, { plan: newPlan });
+      await this.planChanges.record(manager, { accountId: account.id, subscriptionId: active.id, plan: newPlan, tierBefore: null });
       return { subscription: await manager.findOneByOrFail(BillingSubscription, { id: active.id, accountId: account.id }), changed: true };
     });
     if (changed) await this.accountChanged(account.id, false);
@@ -158,32 +171,67 @@ export class BillingService implements OnApplicationBootstrap {
         { status: 'canceled', canceledAt: () => 'now()' },
       );
       const tierChanged = active.raisedTier ? await this.lowerTier(manager, account.id) : false;
+      await this.planChanges.record(manager, {
+        accountId: account.id,
+        subscriptionId: active.id,
+        plan: null,
+        tierBefore: tierChanged ? 'pro' : null,
+      });
       return { subscription: await manager.findOneByOrFail(BillingSubscription, { id: active.id, accountId: account.id }), tierChanged };
     });
     await this.accountChanged(account.id, tierChanged);
     return subscription;
   }
 
-  /** Records emails sent elsewhere (never refused: it already happened) and answers the month so far. */
-  async recordUsage(caller: BillingCaller, tenantId: string, emailCount: number): Promise<BillingSummary> {
+  /**
+   * Records emails sent elsewhere (never refused: it already happened) and answers the month so far. The usage
+   * and the Idempotency-Key's answer commit in one transaction (D-17): a key used already rolls it back and the
+   * first answer is replayed, so a retry counts once whatever Redis remembers.
+   */
+  async recordUsage(
+    caller: BillingCaller,
+    tenantId: string,
+    emailCount: number,
+    idempotency?: IdempotencyClaim,
+  ): Promise<UsageResponseDto> {
     const account = await this.tenant(caller, tenantId);
-    await this.quotas.recordReported(account.id, emailCount);
-    return this.summaryOf(account, new Date());
+    const answer = await this.idempotency.guard(idempotency, () =>
+      this.quotas.recordReported(account.id, emailCount, () =>
+        this.dataSource.transaction(async (manager) => {
+          await this.usage.addEmails(account.id, emailCount, manager);
+          const recorded = UsageResponseDto.from(emailCount, await this.summaryOf(account, new Date(), manager));
+          if (idempotency) await this.idempotency.record({ claim: idempotency, statusCode: 200, body: recorded }, manager);
+          return recorded;
+        }),
+      ),
+    );
+    if (idempotency) idempotency.recorded = true;
+    return answer;
   }
 
-  /** The tenant's plan, fee and the current UTC calendar month's emails, overage and its cost. */
+  /** The tenant's plan, fee and the current UTC calendar month: its parts under each plan, emails, overage and cost. */
   async info(caller: BillingCaller, tenantId: string, now = new Date()): Promise<BillingSummary> {
     return this.summaryOf(await this.tenant(caller, tenantId), now);
   }
 
-  private async summaryOf(account: Account, now: Date): Promise<BillingSummary> {
-    const [customer, subscription, usage] = await Promise.all([
+  /** `manager`: read the usage in that transaction (its own writes included). */
+  private async summaryOf(account: Account, now: Date, manager?: EntityManager): Promise<BillingSummary> {
+    const [customer, subscription, usage, changes] = await Promise.all([
       this.customers.findOneBy({ accountId: account.id }),
       this.latestSubscription(account.id),
-      this.usage.emailTotals(account.id, now.getTime()),
+      this.usage.emailTotals(account.id, now.getTime(), manager),
+      this.planChanges.ofMonth(account.id, now.getTime(), manager),
     ]);
     const terms = termsOf({ tier: account.tier, accountCreatedAt: account.createdAt, subscription, catalog: this.catalog, now });
-    return { account, customer, terms, period: periodOf(terms, usage.monthEmails), usage };
+    const period = billingPeriodOf({
+      now,
+      current: terms,
+      accountCreatedAt: account.createdAt,
+      catalog: this.catalog,
+      changes,
+      hours: usage.monthHours,
+    });
+    return { account, customer, terms, period, usage };
   }
 
   /** The active subscription, else the latest canceled one, else null. */

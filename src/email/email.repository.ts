@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { MessageEvent, MessageEventType } from './message-event.entity';
 import { AWAITING_DELIVERY, Message, MessageStatus } from './message.entity';
 import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
@@ -331,7 +331,7 @@ export class EmailRepository {
   findForAccount(accountId: string, messageId: string): Promise<Message | null> {
     return this.dataSource.getRepository(Message).findOne({
       where: { id: messageId, accountId },
-      select: { id: true, accountId: true, status: true },
+      select: { id: true, accountId: true, status: true, recipients: true, createdAt: true },
     });
   }
 
@@ -515,6 +515,8 @@ export class EmailRepository {
     changes: TransitionChanges,
     events: NewEvent[],
     only: { scheduledAfter?: Date } = {},
+    /** Written in the same transaction if, and only if, the message moved (a credit of its usage). */
+    companion?: (param: AddParam) => string,
   ): Promise<boolean> {
     const params: unknown[] = [messageId, [...from], changes.status];
     const where = ['id = $1', 'status = ANY($2::varchar[])'];
@@ -525,24 +527,36 @@ export class EmailRepository {
     if (changes.lastError !== undefined) set.push(`last_error = $${params.push(changes.lastError)}`);
     if (changes.sentAt) set.push(`sent_at = COALESCE(sent_at, $${params.push(changes.sentAt)})`);
     const update = `UPDATE messages SET ${set.join(', ')} WHERE ${where.join(' AND ')} RETURNING id`;
-    if (events.length === 0) {
-      const rows: unknown[] = await this.dataSource.query(update, params);
-      return counted(changes.status, rows.length > 0);
-    }
     const values = events.map(
       (e) =>
         `($${params.push(e.type)}, $${params.push(e.recipient ?? null)}, $${params.push(e.detail ?? null)}, $${params.push(e.occurredAt ?? new Date())}::timestamptz)`,
     );
-    const rows: { moved: number }[] = await this.dataSource.query(
-      `WITH moved AS (${update}), written AS (
-         INSERT INTO message_events (message_id, type, recipient, detail, occurred_at)
-         SELECT moved.id, e.type, e.recipient, e.detail, e.occurred_at
-         FROM moved CROSS JOIN (VALUES ${values.join(', ')}) AS e(type, recipient, detail, occurred_at)
-       )
-       SELECT count(*)::int AS moved FROM moved`,
-      params,
-    );
-    return counted(changes.status, rows[0].moved > 0);
+    // Selected from the CTE: a bare UPDATE … RETURNING comes back from TypeORM as [rows, count], never empty.
+    const written = values.length
+      ? `, written AS (
+           INSERT INTO message_events (message_id, type, recipient, detail, occurred_at)
+           SELECT moved.id, e.type, e.recipient, e.detail, e.occurred_at
+           FROM moved CROSS JOIN (VALUES ${values.join(', ')}) AS e(type, recipient, detail, occurred_at)
+         )`
+      : '';
+    const move = async (manager: EntityManager): Promise<boolean> => {
+      const rows: { moved: number }[] = await manager.query(
+        `WITH moved AS (${update})${written} SELECT count(*)::int AS moved FROM moved`,
+        params,
+      );
+      return rows[0].moved > 0;
+    };
+    if (!companion) return counted(changes.status, await move(this.dataSource.manager));
+    const moved = await this.dataSource.transaction(async (manager) => {
+      if (!(await move(manager))) return false;
+      const companionParams: unknown[] = [];
+      await manager.query(
+        companion((value) => `$${companionParams.push(value)}`),
+        companionParams,
+      );
+      return true;
+    });
+    return counted(changes.status, moved);
   }
 
   /**

@@ -9,6 +9,7 @@ import type { Domain } from '../domains/domain.entity';
 import { DomainsService } from '../domains/domains.service';
 import { TemplatesService } from '../templates/templates.service';
 import { QuotaService } from '../quotas/quota.service';
+import { creditStatement, EmailCredit } from '../quotas/usage-statement';
 import { SuppressionService } from '../suppression/suppression.service';
 import { TrackingTokens } from '../tracking/tracking-tokens';
 import { MessageStatusDto } from './dto/message-status.dto';
@@ -274,22 +275,33 @@ export class EmailService {
     };
   }
 
-  /** Cancels a scheduled message (D-18); 409 once it is due within a second or no longer scheduled. */
+  /**
+   * Cancels a scheduled message (D-18); 409 once it is due within a second or no longer scheduled. Its
+   * recipients were counted at acceptance (one email each): they are given back with the cancel, in the hour
+   * they were counted in. A cancel that loses gives nothing back.
+   */
   async cancelScheduled(accountId: string, messageId: string): Promise<MessageStatusDto> {
     const message = await this.repository.findForAccount(accountId, messageId);
     if (!message) throw AppException.notFound('Message', messageId);
     // Only a `scheduled` message can be cancelled: a worker takes one (`scheduled` → `queued`) right before
     // sending it, so a cancel and a send never both win. The margin keeps a cancel from racing a due job.
     const scheduledAfter = new Date(Date.now() + CANCEL_MARGIN_MS);
-    const cancelled = await this.repository.transition(messageId, ['scheduled'], { status: 'cancelled' }, [{ type: 'cancelled' }], {
-      scheduledAfter,
-    });
-    if (!cancelled) {
+    const credit: EmailCredit = { accountId, emails: message.recipients.length, countedAt: message.createdAt };
+    await this.quotas.credit(credit, async () => {
+      const cancelled = await this.repository.transition(
+        messageId,
+        ['scheduled'],
+        { status: 'cancelled' },
+        [{ type: 'cancelled' }],
+        { scheduledAfter },
+        (param) => creditStatement(credit, param),
+      );
+      if (cancelled) return;
       // Read again: a worker may have just taken it.
       const status = (await this.repository.findForAccount(accountId, messageId))?.status ?? message.status;
       const reason = status === 'scheduled' ? 'is due now' : `is ${status}, not scheduled`;
       throw new AppException(ErrorCode.Conflict, `Message ${messageId} ${reason}: it can no longer be cancelled`, { status });
-    }
+    });
     await this.queue.remove(messageId).catch(() => undefined);
     return this.status(accountId, messageId);
   }

@@ -105,7 +105,7 @@ export class ListsService {
     return this.summary(accountId, listId);
   }
 
-  /** Deletes the list, its subscribers and its list sends. */
+  /** Deletes the list and its subscribers. Its list sends stay: one still running makes nothing more and ends. */
   async remove(accountId: string, listId: string): Promise<MailingList> {
     const list = await this.get(accountId, listId);
     await this.lists.delete({ id: list.id, accountId });
@@ -190,13 +190,16 @@ export class ListsService {
     return rows[0].moved > 0;
   }
 
-  /** How many subscribers a list send reaches now: subscribed and not on the account's suppression list. One query. */
-  async countSendable(accountId: string, listId: string): Promise<number> {
+  /**
+   * How many subscribers a list send reaches now (past `after`, '' for all): subscribed and not on the account's
+   * suppression list. One query.
+   */
+  async countSendable(accountId: string, listId: string, after = ''): Promise<number> {
     const rows: { n: number }[] = await this.dataSource.query(
       `SELECT count(*)::int AS n FROM list_subscribers s
-       WHERE s.list_id = $1 AND s.status = 'subscribed'
+       WHERE s.list_id = $1 AND s.status = 'subscribed' AND s.email > $3
          AND NOT EXISTS (SELECT 1 FROM suppression_entries x WHERE x.account_id = $2 AND x.email = s.email)`,
-      [listId, accountId],
+      [listId, accountId, after],
     );
     return rows[0].n;
   }

@@ -5,6 +5,7 @@ import { SuppressionModule } from '../suppression/suppression.module';
 import { ProviderEventsController } from './provider-events.controller';
 import { ProviderEventsService } from './provider-events.service';
 import { ProviderSignatureGuard } from './provider-signature.guard';
+import { ProviderWebhookIds } from './provider-webhook-ids.store';
 
 /** `POST /provider/events` (D-24): the delivery provider's word on delivered, bounced and complained messages. */
 @Module({})
@@ -14,7 +15,7 @@ export class ProviderEventsModule {
       module: ProviderEventsModule,
       imports: [EmailModule.register(config), SuppressionModule],
       controllers: [ProviderEventsController],
-      providers: [ProviderEventsService, ProviderSignatureGuard],
+      providers: [ProviderEventsService, ProviderSignatureGuard, ProviderWebhookIds],
       exports: [ProviderEventsService],
     };
   }

@@ -1,17 +1,12 @@
-import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
 import { EmailRepository, LateEvent, ReferencedMessage } from '../email/email.repository';
-import { RedisService } from '../redis/redis.service';
 import { SuppressionReason, SuppressionService } from '../suppression/suppression.service';
 import { ProviderEventDto, ProviderEventsResultDto } from './dto/provider-events.dto';
 import { EVENT_EFFECTS, eventDetail, parseMessageReference, resolveRecipient } from './provider-event-rules';
+import { ProviderWebhookIds } from './provider-webhook-ids.store';
 
-/** A webhook-id applied once is remembered this long: providers retry a call with the same id for up to a day. */
-const APPLIED_TTL_MS = 24 * 3600 * 1000;
-/** A call being applied holds its webhook-id this long at most (a crashed instance lets the retry through). */
-const CLAIM_TTL_MS = 60_000;
 const RETRY_AFTER_SECONDS = '5';
 
 interface Suppression {
@@ -24,7 +19,8 @@ interface Suppression {
 /**
  * Applies the provider's events (D-24) to messages of any account (the provider is ours, not a tenant's):
  * events on the message, status moves, suppression entries. The customers' webhooks follow from the events
- * (a database trigger). Each webhook-id is applied once.
+ * (a database trigger). Each webhook-id is applied once (ProviderWebhookIds, in PostgreSQL: a Redis restart
+ * cannot apply a retry twice; while PostgreSQL is away the call is answered 503 and the provider retries).
  */
 @Injectable()
 export class ProviderEventsService {
@@ -33,14 +29,13 @@ export class ProviderEventsService {
   constructor(
     private readonly repository: EmailRepository,
     private readonly suppression: SuppressionService,
-    private readonly redis: RedisService,
+    private readonly webhookIds: ProviderWebhookIds,
   ) {}
 
   async receive(webhookId: string, events: ProviderEventDto[]): Promise<ProviderEventsResultDto> {
-    const key = this.redis.key('provider-events', createHash('sha256').update(webhookId).digest('hex'));
-    const claim = await this.claim(key);
-    if (claim === 'applied') return { received: events.length, applied: 0, ignored: events.length, duplicate: true };
-    if (claim === 'busy') {
+    const claim = await this.webhookIds.claim(webhookId);
+    if (claim.state === 'applied') return { received: events.length, applied: 0, ignored: events.length, duplicate: true };
+    if (claim.state === 'busy') {
       throw new AppException(ErrorCode.Conflict, 'A call with this webhook-id is being applied; retry shortly', undefined, {
         'Retry-After': RETRY_AFTER_SECONDS,
       });
@@ -49,25 +44,14 @@ export class ProviderEventsService {
     try {
       result = await this.apply(events);
     } catch (err) {
-      await this.redis.client.del(key).catch(() => undefined); // the provider's retry applies it
+      // The provider's retry applies it (or, if PostgreSQL cannot take this either, once the claim lapses).
+      await this.webhookIds.release(claim).catch(() => undefined);
       throw err;
     }
-    await this.redis.client
-      .set(key, 'applied', 'PX', APPLIED_TTL_MS)
+    await this.webhookIds
+      .applied(claim)
       .catch((err: Error) => this.logger.warn(`Could not remember webhook-id ${webhookId} as applied: ${err.message}`));
     return result;
-  }
-
-  private async claim(key: string): Promise<'claimed' | 'applied' | 'busy'> {
-    try {
-      if (await this.redis.client.set(key, 'pending', 'PX', CLAIM_TTL_MS, 'NX')) return 'claimed';
-      return (await this.redis.client.get(key)) === 'applied' ? 'applied' : 'busy';
-    } catch {
-      // Applying without the check could apply a retried call twice; the provider retries a 503.
-      throw new AppException(ErrorCode.ServiceUnavailable, 'Provider events cannot be applied right now; retry shortly', undefined, {
-        'Retry-After': RETRY_AFTER_SECONDS,
-      });
-    }
   }
 
   /** Applies events without the webhook-id check: a bounce report received by mail (D-31) comes here too. */

@@ -19,6 +19,7 @@ export class AccountUsage {
   @PrimaryColumn({ type: 'timestamptz' })
   hour: Date;
 
+  /** Less a cancelled email's credit (creditStatement): below zero in an hour credited for emails counted in another. */
   @Column({ type: 'bigint', default: 0 })
   emails: string;
 

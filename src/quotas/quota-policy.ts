@@ -226,7 +226,7 @@ export function usedIn(usage: WindowUsage, unit: QuotaUnit, window: QuotaWindow)
 
 type RedisKey = (...parts: string[]) => string;
 
-/** The Redis key of an account's counter of `unit` in a window. */
+/** The key of an account's counter of `unit` in a window; QuotaStore keeps it under the Redis server's run (`<key>:<run_id>`). */
 export function counterKey(redisKey: RedisKey, accountId: string, unit: QuotaUnit, windowId: string): string {
   return redisKey('quota', accountId, unit, windowId);
 }

@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { AppException } from '../common/errors/app.exception';
 import { AppConfigService } from '../config/app-config.service';
-import type { Metering } from './usage-statement';
+import type { EmailCredit, Metering } from './usage-statement';
 import { RedisService } from '../redis/redis.service';
 import { AccountUsageRepository } from './account-usage.repository';
 import { QuotaAccountsCache } from './quota-accounts.cache';
@@ -80,7 +80,8 @@ interface Held {
  * The account quotas of D-13: emails per calendar month by plan, forwarded mail per calendar month by plan
  * (D-37), form submissions per hour and day by tier, and the account's own global_limits. Counted in Redis so that the send path checks them without a database
  * round trip: every counter an acceptance moves is checked and added in one Lua call. A counter that is missing
- * (a new window, Redis restarted, expired after QUOTA_SYNC_INTERVAL_MS) is loaded from account_usage_hourly,
+ * (a new window, Redis restarted or restored a snapshot: QuotaStore keeps counters under the server's run,
+ * expired after QUOTA_SYNC_INTERVAL_MS) is loaded from account_usage_hourly,
  * after the account's acceptances under way in this process have committed or failed, so it is exact.
  * While Redis cannot be reached the check runs against PostgreSQL's sums instead (one query), one at a time
  * per account: nothing is refused for Redis being away, and nothing accepted is lost.
@@ -144,30 +145,63 @@ export class QuotaService implements OnModuleInit {
   }
 
   /**
-   * Usage reported from outside (POST /api/billing/usage): added to the hour's row, and to the account's
-   * counters that exist. Never refused: it records what happened.
+   * Usage reported from outside (POST /api/billing/usage), never refused: it records what happened. `commit`
+   * adds it to the hour's row (AccountUsageRepository.addEmails) with whatever else it commits; the account's
+   * counters that exist count it too, once, if `commit` succeeds: a rollback (a replayed Idempotency-Key too)
+   * gives it back.
    */
-  async recordReported(accountId: string, emails: number): Promise<void> {
-    let held: QuotaReservation = NOTHING_RESERVED;
-    if (this.enabled && emails > 0) {
-      const nowMs = Date.now();
-      const rules: QuotaRule[] = QUOTAS.filter((quota) => costOf(quota.unit, { emails, submissions: 0 }) > 0).map((quota) => {
-        const window = windowOf(quota.window, nowMs);
-        return { quota, limit: Infinity, cost: emails, key: counterKey(this.redisKey, accountId, quota.unit, window.id), window, ttlMs: 0 };
-      });
-      // Added before the row, and held meanwhile like a reservation, so that a load waits for the row. A load
-      // already reading the rows may not see it: that one ends first.
-      await this.loads.get(accountId)?.done;
-      held = this.hold(accountId, rules, true);
-      await this.adjust(accountId, rules, 1);
-    }
+  recordReported<T>(accountId: string, emails: number, commit: () => Promise<T>): Promise<T> {
+    if (!this.enabled || emails <= 0) return commit();
+    const nowMs = Date.now();
+    return this.moveWith(accountId, this.emailRules(accountId, emails, nowMs, nowMs), 1, commit);
+  }
+
+  /**
+   * Gives back emails counted at `credit.countedAt` that will never be sent. `commit` writes the credit
+   * (creditStatement) with whatever else it commits; once it has, the counters of the windows holding
+   * `countedAt` that still run are lowered. If `commit` fails nothing is given back.
+   */
+  credit<T>(credit: EmailCredit, commit: () => Promise<T>): Promise<T> {
+    if (!this.enabled || credit.emails <= 0) return commit();
+    const { accountId, emails, countedAt } = credit;
+    return this.moveWith(accountId, this.emailRules(accountId, emails, countedAt.getTime(), Date.now()), -1, commit);
+  }
+
+  /**
+   * Moves the counters of `rules` with a commit of the usage rows, held meanwhile like a reservation so that a
+   * load waits for the rows. An addition (1) moves them before the commit, so that no acceptance meanwhile
+   * passes a quota without it, and is given back if the commit fails; a credit (-1) after it, so that none
+   * passes on a credit that may not commit. A load already reading the rows may not see the commit: it ends first.
+   */
+  private async moveWith<T>(accountId: string, rules: QuotaRule[], sign: 1 | -1, commit: () => Promise<T>): Promise<T> {
+    await this.loads.get(accountId)?.done;
+    const held = this.hold(accountId, rules, sign === 1);
+    if (sign === 1) await this.adjust(accountId, rules, 1);
+    let result: T;
     try {
-      await this.usage.addEmails(accountId, emails);
+      result = await commit();
     } catch (err) {
       await held.release();
       throw err;
     }
+    if (sign === -1) await this.adjust(accountId, rules, -1);
     held.committed();
+    return result;
+  }
+
+  /** The counters `emails` move: every quota that counts emails, in its window holding `atMs` if it still runs at `nowMs`. */
+  private emailRules(accountId: string, emails: number, atMs: number, nowMs: number): QuotaRule[] {
+    return QUOTAS.filter((quota) => costOf(quota.unit, { emails, submissions: 0 }) > 0)
+      .map((quota) => ({ quota, window: windowOf(quota.window, atMs) }))
+      .filter(({ window }) => window.endMs > nowMs)
+      .map(({ quota, window }) => ({
+        quota,
+        limit: Infinity,
+        cost: emails,
+        key: counterKey(this.redisKey, accountId, quota.unit, window.id),
+        window,
+        ttlMs: 0,
+      }));
   }
 
   /** The account's tier, plan or settings changed: read them again before the next check (on every instance). */

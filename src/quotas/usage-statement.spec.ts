@@ -1,4 +1,4 @@
-import { usageStatement } from './usage-statement';
+import { creditStatement, usageStatement } from './usage-statement';
 
 describe('usageStatement', () => {
   it('adds the counts of one account in one row, accounts in a fixed order', () => {
@@ -34,5 +34,14 @@ describe('usageStatement', () => {
 
   it('writes nothing when nothing was metered', () => {
     expect(usageStatement([null, { accountId: 'acc_a', emails: 0, submissions: 0, forwards: 0 }], () => '$1')).toBeNull();
+  });
+
+  it('takes a credit off the usage of the hour the emails were counted in, adding a row where that hour has none', () => {
+    const params: unknown[] = [];
+    const countedAt = new Date('2026-11-30T23:59:10Z');
+    const sql = creditStatement({ accountId: 'acc_a', emails: 20, countedAt }, (value) => `$${params.push(value)}`);
+    expect(sql).toContain("VALUES ($1, date_trunc('hour', $2::timestamptz, 'UTC'), $3::bigint, 0, 0)");
+    expect(sql).toContain('ON CONFLICT (account_id, hour) DO UPDATE SET emails = account_usage_hourly.emails + excluded.emails');
+    expect(params).toEqual(['acc_a', countedAt, -20]);
   });
 });

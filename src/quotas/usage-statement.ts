@@ -45,3 +45,29 @@ export function usageStatement(meterings: (Metering | null)[], param: AddParam):
     'last_email_at = COALESCE(excluded.last_email_at, account_usage_hourly.last_email_at)'
   );
 }
+
+/**
+ * Emails an acceptance counted that will never be sent (a cancelled scheduled message, subscribers a list send
+ * did not reach): given back in the hour they were counted in, so that the month they counted against (its
+ * quota and its bill) gets them back, whenever the credit happens.
+ */
+export interface EmailCredit {
+  accountId: string;
+  emails: number;
+  /** When the emails were counted: their acceptance. */
+  countedAt: Date;
+}
+
+/**
+ * Takes a credit off the usage of the hour it was counted in. An upsert adding a negative amount, so that no
+ * credit is lost where the emails were counted in another hour of the month (a list send counts its
+ * subscribers when it is accepted, and a message of it cancelled later names the hour its page was made): the
+ * quotas and the bill read the month's sum.
+ */
+export function creditStatement({ accountId, emails, countedAt }: EmailCredit, param: AddParam): string {
+  return (
+    'INSERT INTO account_usage_hourly (account_id, hour, emails, submissions, forwards) ' +
+    `VALUES (${param(accountId)}, date_trunc('hour', ${param(countedAt)}::timestamptz, 'UTC'), ${param(-emails)}::bigint, 0, 0) ` +
+    'ON CONFLICT (account_id, hour) DO UPDATE SET emails = account_usage_hourly.emails + excluded.emails'
+  );
+}

@@ -23,6 +23,8 @@ describe('billing', () => {
   });
 
   const anyTime = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  /** currentPeriod's parts of the month under each plan (test/e2e/billing-periods.e2e-spec.ts checks them). */
+  const periodParts = { start: anyTime, end: anyTime, fees: expect.any(Number), amountDue: expect.any(Number), lines: expect.any(Array) };
   const post = (key: string, path: string, body: object) => t.http.post(`/api/billing/${path}`).set(bearer(key)).send(body);
   const info = (key: string, tenantId: string) => t.http.get('/api/billing/info').set(bearer(key)).query({ tenantId });
   const whoamiPlan = async (key: string) => (await t.http.get('/auth/whoami').set(bearer(key)).expect(200)).body.plan;
@@ -64,7 +66,17 @@ describe('billing', () => {
       status: 'none',
       monthlyFee: 0,
       includedEmails: 360,
-      currentPeriod: { emailsSent: 0, emailsIncluded: 360, overage: 0, overageCost: 0, forwardsSent: 0 },
+      currentPeriod: {
+        ...periodParts,
+        emailsSent: 0,
+        emailsIncluded: 360,
+        overage: 0,
+        overageCost: 0,
+        forwardsSent: 0,
+        fees: 0,
+        amountDue: 0,
+        lines: [expect.objectContaining({ plan: 'free', fee: 0, emailsSent: 0, emailsIncluded: 360 })],
+      },
       totalEmailsSent: 0,
       createdAt: await accountCreatedAt(accountId),
       lastEmailSent: null,
@@ -163,7 +175,7 @@ describe('billing', () => {
       status: 'active',
       monthlyFee: 25,
       includedEmails: 50_000,
-      currentPeriod: { emailsSent: 13, emailsIncluded: 50_000, overage: 0, overageCost: 0, forwardsSent: 0 },
+      currentPeriod: { ...periodParts, emailsSent: 13, emailsIncluded: 50_000, overage: 0, overageCost: 0, forwardsSent: 0 },
       totalEmailsSent: 1013,
       createdAt: customer.created_at,
       lastEmailSent: anyTime,
@@ -181,22 +193,37 @@ describe('billing', () => {
       currentPeriodForwards: 0,
     });
     const billed = (await info(adminKey, accountId).expect(200)).body;
-    expect(billed.currentPeriod).toEqual({ emailsSent: 51_500, emailsIncluded: 50_000, overage: 1500, overageCost: 1.5, forwardsSent: 0 });
+    expect(billed.currentPeriod).toEqual({
+      ...periodParts,
+      emailsSent: 51_500,
+      emailsIncluded: 50_000,
+      overage: 1500,
+      overageCost: 1.5,
+      forwardsSent: 0,
+    });
     expect(billed.totalEmailsSent).toBe(52_500);
 
-    // Canceled at once: back on Free (its quota), usage of the month kept.
+    // Canceled at once: back on Free (its quota), usage of the month kept, and billed under the plans it had: the
+    // 1,500 emails over developer's 50,000 stay.
     const canceled = await t.http.delete('/api/billing/subscription').set(bearer(adminKey)).send({ tenantId: accountId }).expect(200);
     expect(canceled.body).toEqual({ ...subscription, plan: 'developer', status: 'canceled' });
     expect(await tierOf(accountId)).toBe('free');
     expect(await whoamiPlan(adminKey)).toBe('free');
-    expect((await info(adminKey, accountId).expect(200)).body).toEqual({
+    const afterCancel = (await info(adminKey, accountId).expect(200)).body;
+    expect(afterCancel).toEqual({
       ...billed,
       plan: 'free',
       status: 'canceled',
       monthlyFee: 0,
       includedEmails: 360,
-      currentPeriod: { emailsSent: 51_500, emailsIncluded: 360, overage: 51_140, overageCost: 0, forwardsSent: 0 },
+      currentPeriod: { ...periodParts, emailsSent: 51_500, emailsIncluded: 360, overage: 1500, overageCost: 1.5, forwardsSent: 0 },
     });
+    expect(afterCancel.currentPeriod.lines.map((line: { plan: string; emailsSent: number }) => [line.plan, line.emailsSent])).toEqual([
+      ['free', 0],
+      ['starter', 0],
+      ['developer', 51_500],
+      ['free', 0],
+    ]);
     const none = await t.http.delete('/api/billing/subscription').set(bearer(adminKey)).query({ tenantId: accountId }).expect(404);
     expect(none.body.error).toEqual({ code: 'NOT_FOUND', message: `Tenant ${accountId} has no active subscription` });
     await t.http

@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import Redis from 'ioredis';
 import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount, createKey } from '../support/factories';
+import { deleteKeys } from '../support/global-teardown';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
+import { TEST_REDIS_URL } from '../support/test-env';
 
 // An Idempotency-Key belongs to the API key that sent it and to the route (D-36): a key used by another key
 // of the same account, by a browser holding the site's public token, or on another route is another record.
@@ -141,5 +144,26 @@ describe('Idempotency-Key scope', () => {
     const replay = await submit(first).expect(200);
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.body.submissionId).toBe(toFirst.body.submissionId);
+  });
+
+  // Redis only caches an answer: the record PostgreSQL keeps with the effect is looked up before the route runs.
+  it('replays a usage record that PostgreSQL keeps and Redis lost, without recording the usage again', async () => {
+    const tenant = await createAccount(t, 'Reporting');
+    const idempotencyKey = `usage-${unique()}`;
+    const report = () =>
+      t.http
+        .post('/api/billing/usage')
+        .set(bearer(tenant.adminKey))
+        .set('Idempotency-Key', idempotencyKey)
+        .send({ tenantId: tenant.accountId, emailCount: 7 });
+    const first = await report().expect(200);
+
+    const redis = new Redis(TEST_REDIS_URL);
+    await deleteKeys(redis, `${t.env.REDIS_KEY_PREFIX}idempotency:*`).finally(() => redis.disconnect());
+    const retry = await report().expect(200);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.body).toEqual(first.body);
+    const info = await t.http.get('/api/billing/info').set(bearer(tenant.adminKey)).query({ tenantId: tenant.accountId }).expect(200);
+    expect(info.body.currentPeriod.emailsSent).toBe(7);
   });
 });

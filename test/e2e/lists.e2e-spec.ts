@@ -16,6 +16,8 @@ interface ListSendStatus {
   queued: number;
   suppressed: number;
   failed: number;
+  refused: number;
+  stoppedReason: string | null;
   createdAt: string;
   completedAt: string | null;
 }
@@ -314,6 +316,8 @@ describe('mailing lists', () => {
         queued: 3,
         suppressed: 1,
         failed: 0,
+        refused: 0,
+        stoppedReason: null,
         createdAt: expect.any(String),
         completedAt: expect.any(String),
       });

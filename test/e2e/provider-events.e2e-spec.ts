@@ -1,9 +1,13 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import Redis from 'ioredis';
 import { Webhook } from 'standardwebhooks';
+import { DataSource } from 'typeorm';
+import { ProviderWebhookIds } from '../../src/provider-events/provider-webhook-ids.store';
 import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount } from '../support/factories';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
+import { TEST_REDIS_URL } from '../support/test-env';
 
 interface Status {
   status: string;
@@ -194,6 +198,105 @@ describe('provider events', () => {
     const after = await status(messageId);
     expect(after.events.filter((e) => e.type === 'deferred')).toHaveLength(1);
     expect(after.status).toBe('sent'); // a provider deferral does not make our worker send again
+  });
+
+  describe('each webhook-id applied once, in PostgreSQL', () => {
+    const idHash = (id: string) => createHash('sha256').update(id).digest('hex');
+    const rowOf = async (id: string): Promise<{ state: string; expired: boolean } | undefined> =>
+      (
+        await t.app
+          .get(DataSource)
+          .query('SELECT state, expires_at <= now() AS expired FROM provider_webhook_ids WHERE id_hash = $1', [idHash(id)])
+      )[0];
+    const deliveredEvents = async (messageId: string) => (await status(messageId)).events.filter((e) => e.type === 'delivered');
+
+    it('answers a retry as a duplicate after Redis forgot everything but the queues', async () => {
+      const { messageId, to } = await sentMessage();
+      const id = `evt_${unique()}`;
+      const body = { messageId, type: 'delivered', recipient: to };
+      await post(body, { id }).expect(202, { received: 1, applied: 1, ignored: 0 });
+
+      // As a Redis restart without persistence (or from a snapshot older than the call) would.
+      const redis = new Redis(TEST_REDIS_URL);
+      try {
+        let cursor = '0';
+        do {
+          const [next, keys] = await redis.scan(cursor, 'MATCH', `${t.env.REDIS_KEY_PREFIX}*`, 'COUNT', 1000);
+          cursor = next;
+          const forgotten = keys.filter((key) => !key.startsWith(`${t.env.REDIS_KEY_PREFIX}bull:`));
+          if (forgotten.length) await redis.unlink(...forgotten);
+        } while (cursor !== '0');
+      } finally {
+        redis.disconnect();
+      }
+
+      await post(body, { id }).expect(202, { received: 1, applied: 0, ignored: 1, duplicate: true });
+      expect(await deliveredEvents(messageId)).toHaveLength(1);
+      expect(await rowOf(id)).toEqual({ state: 'applied', expired: false });
+    });
+
+    it('applies a call once when its retries race it', async () => {
+      const { messageId, to } = await sentMessage();
+      const id = `evt_${unique()}`;
+      const answers = await Promise.all(Array.from({ length: 6 }, () => post({ messageId, type: 'delivered', recipient: to }, { id })));
+      const applied = answers.filter((res) => res.status === 202 && res.body.applied === 1);
+      expect(applied).toHaveLength(1);
+      for (const res of answers.filter((r) => r !== applied[0])) {
+        if (res.status === 202) expect(res.body.duplicate).toBe(true);
+        else {
+          expect(res.status).toBe(409);
+          expect(res.headers['retry-after']).toBe('5');
+        }
+      }
+      expect(await deliveredEvents(messageId)).toHaveLength(1);
+    });
+
+    it('answers 409 while a call is being applied, and takes over a claim whose instance died once it lapses', async () => {
+      const { messageId, to } = await sentMessage();
+      const id = `evt_${unique()}`;
+      const body = { messageId, type: 'delivered', recipient: to };
+      const dataSource = t.app.get(DataSource);
+      await dataSource.query(
+        `INSERT INTO provider_webhook_ids (id_hash, state, claim, expires_at) VALUES ($1, 'pending', gen_random_uuid(), now() + interval '1 minute')`,
+        [idHash(id)],
+      );
+      const busy = await post(body, { id }).expect(409);
+      expect(busy.body.error.code).toBe('CONFLICT');
+      expect(busy.headers['retry-after']).toBe('5');
+      expect(await deliveredEvents(messageId)).toHaveLength(0);
+
+      await dataSource.query(`UPDATE provider_webhook_ids SET expires_at = now() - interval '1 second' WHERE id_hash = $1`, [idHash(id)]);
+      await post(body, { id }).expect(202, { received: 1, applied: 1, ignored: 0 });
+      expect(await deliveredEvents(messageId)).toHaveLength(1);
+      expect(await rowOf(id)).toEqual({ state: 'applied', expired: false });
+    });
+
+    it('gives a claim back only to its holder, and purges ids past their time', async () => {
+      const webhookIds = t.app.get(ProviderWebhookIds);
+      const id = `evt_${unique()}`;
+      const first = await webhookIds.claim(id);
+      expect(first).toMatchObject({ state: 'claimed' });
+      expect(await webhookIds.claim(id)).toEqual({ state: 'busy' });
+      if (first.state !== 'claimed') throw new Error('not claimed');
+      // Applying failed: the provider's retry claims it again.
+      await webhookIds.release(first);
+      expect(await rowOf(id)).toBeUndefined();
+      const second = await webhookIds.claim(id);
+      if (second.state !== 'claimed') throw new Error('not claimed');
+
+      // The first holder, late, neither gives back nor marks applied a claim that is another's now.
+      await webhookIds.release(first);
+      await webhookIds.applied(first);
+      expect(await rowOf(id)).toEqual({ state: 'pending', expired: false });
+      await webhookIds.applied(second);
+      expect(await webhookIds.claim(id)).toEqual({ state: 'applied' });
+
+      await t.app
+        .get(DataSource)
+        .query(`UPDATE provider_webhook_ids SET expires_at = now() - interval '1 second' WHERE id_hash = $1`, [idHash(id)]);
+      await webhookIds.purgeExpired();
+      expect(await rowOf(id)).toBeUndefined();
+    });
   });
 
   it('takes an array of events, and {events: [...]}, in the order of their times', async () => {

@@ -34,7 +34,12 @@ export class UsageResponseDto {
   })
   includedEmails: number | null;
 
-  @ApiProperty({ example: 250, description: 'Emails of the month beyond includedEmails' })
+  @ApiProperty({
+    example: 250,
+    description:
+      'Emails of the month sent beyond the included emails of the plan active then (currentPeriod.overage of GET /api/billing/info); ' +
+      'without a plan change in the month max(0, currentPeriodEmails − includedEmails)',
+  })
   overage: number;
 
   @ApiProperty({ example: 'starter', description: 'The subscribed plan, else free (or the tier the operator granted: pro, enterprise)' })

@@ -5,8 +5,8 @@ export const IDEMPOTENCY_RECORD_KEY = 'PK_idempotency_records';
 
 /**
  * The first answer to an Idempotency-Key (D-17), kept in PostgreSQL beside what the request created: a route
- * that writes rows writes this record in the same statement, so a committed effect always has its answer,
- * whatever happened to Redis afterwards.
+ * that writes rows writes this record in the same statement or transaction, so a committed effect always has
+ * its answer, whatever happened to Redis afterwards.
  */
 @Entity('idempotency_records')
 @Index('IX_idempotency_records_expires', ['expiresAt'])

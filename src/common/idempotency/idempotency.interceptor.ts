@@ -20,10 +20,17 @@ type CachedEntry = { state: 'pending'; hash: string } | ({ state: 'done'; hash: 
 
 /**
  * The D-17 mechanism behind @Idempotent(). The answer is kept in PostgreSQL (IdempotencyStore), written by
- * the route in the same statement as its rows, so a committed effect always has its answer. Redis holds a
+ * the route in the same transaction as its effect, so a committed effect always has its answer. Redis holds a
  * copy and the in-flight claim (SET NX), so that a concurrent duplicate gets 409 and a replay costs no query.
- * Without Redis the route still runs: its rows and the record commit together or not at all, and a
- * duplicate that races it is answered from the record.
+ * A key Redis has no answer for is looked up in PostgreSQL before the route runs (one indexed query, only for
+ * requests that carry a key). Without Redis the route still runs: its effect and the record commit together
+ * or not at all, and a duplicate that races it fails on the record's key and is answered from the record.
+ *
+ * Every @Idempotent() route has an effect and writes its record with it (IdempotencyStore.guard, then
+ * `claim.recorded = true`): POST /email/send, /api/email/send, /v1/send (a list send too), POST /email/batch,
+ * the form posts (/v1/{domain}/send, /submit/{form}, /f/{formId}, /f/{collection}/{form}, /c/{collection}/{form},
+ * /{domain}/{form}) and POST /api/billing/usage. The record `remember` saves after the handler is for a route
+ * without an effect only: replaying its answer is all the key promises there.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
@@ -53,11 +60,15 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const cached = await this.claimInRedis(redisKey, claim);
     if (cached?.state === 'done')
       return of(this.replay({ requestHash: cached.hash, statusCode: cached.statusCode, body: cached.body }, claim, response));
-    if (cached?.state === 'pending') {
-      // Still running, or it finished and Redis never heard: the record says which.
-      const stored = await this.store.find(claim);
-      if (!stored) throw new AppException(ErrorCode.IdempotencyConflict, 'A request with this Idempotency-Key is still being processed');
+    // Redis does not have the answer: it restarted or evicted it, it is away, or the request that claimed the key
+    // finished without Redis hearing. The record, committed with the effect, says whether there was one.
+    const stored = await this.store.find(claim);
+    if (stored) {
+      await this.cache(redisKey, doneEntry(stored));
       return of(this.replay(stored, claim, response));
+    }
+    if (cached?.state === 'pending') {
+      throw new AppException(ErrorCode.IdempotencyConflict, 'A request with this Idempotency-Key is still being processed');
     }
 
     request.idempotency = claim;
@@ -65,14 +76,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       mergeMap((body: unknown) => from(this.remember(redisKey, claim, response.statusCode, body).then(() => body))),
       catchError((err: unknown) => {
         if (err instanceof IdempotentReplay) {
-          return from(
-            this.cache(redisKey, {
-              state: 'done',
-              hash: err.stored.requestHash,
-              statusCode: err.stored.statusCode,
-              body: err.stored.body,
-            }).then(() => this.replay(err.stored, claim, response)),
-          );
+          return from(this.cache(redisKey, doneEntry(err.stored)).then(() => this.replay(err.stored, claim, response)));
         }
         return from(
           this.redisCall(() => this.redis.client.del(redisKey)).then(() => {
@@ -133,4 +137,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     response.status(stored.statusCode).setHeader(REPLAYED_HEADER, 'true');
     return stored.body;
   }
+}
+
+function doneEntry(stored: StoredAnswer): CachedEntry {
+  return { state: 'done', hash: stored.requestHash, statusCode: stored.statusCode, body: stored.body };
 }

@@ -1,11 +1,11 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { ExpiredRows } from '../expired-rows';
 import { uniqueViolation } from '../errors/unique-violation';
 import { IDEMPOTENCY_RECORD_KEY } from './idempotency-record.entity';
 
 /** D-17: an answer is replayed for 24 h. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
-const PURGE_INTERVAL_MS = 15 * 60 * 1000;
 
 /** Who used which Idempotency-Key on which route with which request: set on the request by the interceptor. */
 export interface IdempotencyClaim {
@@ -51,18 +51,18 @@ declare global {
 /** The durable half of D-17: answers in PostgreSQL, the source of truth when Redis forgot or was down. */
 @Injectable()
 export class IdempotencyStore implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(IdempotencyStore.name);
-  private purgeTimer?: NodeJS.Timeout;
+  private readonly expired: ExpiredRows;
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly dataSource: DataSource) {
+    this.expired = new ExpiredRows(dataSource, 'idempotency_records');
+  }
 
   onApplicationBootstrap(): void {
-    this.purgeTimer = setInterval(() => void this.purgeExpired(), PURGE_INTERVAL_MS);
-    this.purgeTimer.unref();
+    this.expired.start();
   }
 
   onApplicationShutdown(): void {
-    clearInterval(this.purgeTimer);
+    this.expired.stop();
   }
 
   /** The live answer kept for this claim's key, if any. */
@@ -95,27 +95,28 @@ export class IdempotencyStore implements OnApplicationBootstrap, OnApplicationSh
     }
   }
 
-  /** Keeps the answer of a route that wrote no rows of its own (a replay of it is all the key promises). */
-  async save(answer: IdempotentAnswer): Promise<void> {
-    await this.dataSource.query(
-      `INSERT INTO idempotency_records (${IDEMPOTENCY_RECORD_COLUMNS})
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (scope, route, key_hash) DO NOTHING`,
-      idempotencyRecordValues(answer),
-    );
+  /**
+   * Writes the answer in the route's transaction, beside its effect. A key used already fails on the record's
+   * key: inside guard(), the transaction rolls back and the first answer is replayed.
+   */
+  async record(answer: IdempotentAnswer, manager: EntityManager): Promise<void> {
+    await manager.query(INSERT_RECORD, idempotencyRecordValues(answer));
   }
 
-  async purgeExpired(): Promise<void> {
-    try {
-      await this.dataSource.query('DELETE FROM idempotency_records WHERE expires_at <= now()');
-    } catch (err) {
-      this.logger.warn(`Could not purge expired idempotency records: ${(err as Error).message}`);
-    }
+  /** Keeps the answer of a route that wrote no rows of its own (a replay of it is all the key promises). */
+  async save(answer: IdempotentAnswer): Promise<void> {
+    await this.dataSource.query(`${INSERT_RECORD} ON CONFLICT (scope, route, key_hash) DO NOTHING`, idempotencyRecordValues(answer));
+  }
+
+  purgeExpired(): Promise<void> {
+    return this.expired.purge();
   }
 }
 
 /** The columns a record is inserted with, in the order of idempotencyRecordValues. */
 export const IDEMPOTENCY_RECORD_COLUMNS = 'scope, route, key_hash, request_hash, status_code, body, expires_at';
+
+const INSERT_RECORD = `INSERT INTO idempotency_records (${IDEMPOTENCY_RECORD_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`;
 
 /** The INSERT values of a record, in the order of IDEMPOTENCY_RECORD_COLUMNS. */
 export function idempotencyRecordValues({ claim, statusCode, body }: IdempotentAnswer): unknown[] {

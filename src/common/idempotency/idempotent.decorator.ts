@@ -8,8 +8,8 @@ import type { IdempotencyClaim } from './idempotency.store';
  * Honours an `Idempotency-Key` header on this route (D-17): the first response is kept 24 h per API key and
  * route (D-36; per client IP and route without a credential); the same key with the same body replays it with
  * `Idempotent-Replayed: true`; with another body, or while the first request is still running, → 409.
- * A route that writes rows passes the claim (@IdempotencyClaimOf()) to its repository, which stores the
- * answer in the same statement (IdempotencyStore.guard around the write).
+ * A route that writes rows passes the claim (@IdempotencyClaimOf()) to its service, which stores the answer in
+ * the same statement or transaction as its rows (IdempotencyStore.guard around the write).
  */
 export function Idempotent(): MethodDecorator {
   return applyDecorators(

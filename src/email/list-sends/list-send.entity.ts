@@ -1,25 +1,28 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, UpdateDateColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Index, UpdateDateColumn } from 'typeorm';
 import { AccountOwned } from '../../accounts/account-owned';
-import { MailingList } from '../../lists/mailing-list.entity';
 import type { PreparedSend } from '../personal-messages';
 
-export const LIST_SEND_STATUSES = ['queued', 'sending', 'done'] as const;
+export const LIST_SEND_STATUSES = ['queued', 'sending', 'done', 'stopped'] as const;
 export type ListSendStatus = (typeof LIST_SEND_STATUSES)[number];
+/** A send in one of these makes nothing more. */
+export const FINISHED_LIST_SEND_STATUSES: readonly ListSendStatus[] = ['done', 'stopped'];
+
+/** The check a page's or the end's progress breaks on purpose when the row moved on since its run read it. */
+export const METERED_COVERS_QUEUED = 'CHK_list_sends_metered_covers_queued';
 
 /**
  * A send to a mailing list (`lsnd_…`): accepted with its request, then fanned out by the `list-sends` queue a
  * page of subscribers at a time. Each page's messages commit together with the move of `cursor`, so a worker
- * that dies resumes after the last committed page.
+ * that dies resumes after the last committed page. It outlives its list (no foreign key): a list deleted
+ * meanwhile has no more subscribers, and the send ends and gives back what it did not make.
  */
 @Entity('list_sends')
-@Index('IX_list_sends_unfinished', ['updatedAt'], { where: `"status" <> 'done'` })
+@Index('IX_list_sends_unfinished', ['updatedAt'], { where: `"status" NOT IN ('done', 'stopped')` })
+@Check(METERED_COVERS_QUEUED, `"metered" >= "queued"`)
 export class ListSend extends AccountOwned {
+  /** The list it was sent to (which may have been deleted since). */
   @Column({ type: 'varchar', length: 40 })
   listId: string;
-
-  @ManyToOne(() => MailingList, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'list_id' })
-  list?: MailingList;
 
   /** The send, checked and resolved at acceptance (the template's content as it was then). */
   @Column({ type: 'jsonb' })
@@ -36,6 +39,14 @@ export class ListSend extends AccountOwned {
   @Column({ type: 'int', default: 0 })
   queued: number;
 
+  /**
+   * Emails counted against the account's quotas for this send so far: the subscribers counted at acceptance,
+   * plus what pages made beyond them. Never below `queued`; set to `queued` when the send ends, the rest
+   * given back.
+   */
+  @Column({ type: 'int', default: 0 })
+  metered: number;
+
   /** Subscribers skipped so far because their address is on the suppression list. */
   @Column({ type: 'int', default: 0 })
   suppressed: number;
@@ -43,6 +54,14 @@ export class ListSend extends AccountOwned {
   /** Subscribers whose message could not be made (their rendering failed). */
   @Column({ type: 'int', default: 0 })
   failed: number;
+
+  /** A stopped send: the subscribers it did not write to (subscribed and unsuppressed past where it stopped). */
+  @Column({ type: 'int', default: 0 })
+  refused: number;
+
+  /** A stopped send: the quota that ran out (emails_per_month, global_hourly, …). */
+  @Column({ type: 'varchar', length: 32, nullable: true })
+  stoppedReason: string | null;
 
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;

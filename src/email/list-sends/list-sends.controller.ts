@@ -16,7 +16,9 @@ export class ListSendsController {
   @Auth({ keyTypes: ['admin', 'usage'], permission: 'email.read' })
   @ApiOperation({
     summary: 'Progress of a list send',
-    description: 'Started by POST /email/send with `list`: how many messages are made so far and how many subscribers were skipped.',
+    description:
+      'Started by POST /email/send with `list`: how many messages are made so far, how many subscribers were skipped, and ' +
+      'whether a quota stopped it. It can still be read after its list is deleted.',
   })
   @ApiParam({ name: 'listId', example: 'list_4fQ2mT0kLw2sZr8NcY1pXb' })
   @ApiParam({ name: 'listSendId', example: 'lsnd_4fQ2mT0kLw2sZr8NcY1pXb' })

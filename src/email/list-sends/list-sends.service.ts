@@ -3,18 +3,21 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { AppException } from '../../common/errors/app.exception';
-import { foreignKeyViolation, uniqueViolation } from '../../common/errors/unique-violation';
+import { checkViolation, uniqueViolation } from '../../common/errors/unique-violation';
 import { IdempotencyStore } from '../../common/idempotency/idempotency.store';
 import { newId } from '../../common/ids';
 import { AppConfigService } from '../../config/app-config.service';
 import { ListsService, Recipient } from '../../lists/lists.service';
+import { QuotaService } from '../../quotas/quota.service';
+import { creditStatement, EmailCredit } from '../../quotas/usage-statement';
 import { SuppressionService } from '../../suppression/suppression.service';
 import { SendEmailDto } from '../dto/send-email.dto';
-import type { CompanionStatement, MessageWithEvents } from '../email.repository';
+import type { AddParam, CompanionStatement } from '../email.repository';
 import { EmailService, SendOptions } from '../email.service';
 import { PersonalMessages } from '../personal-messages';
 import { ListSendAcceptedDto } from './dto/list-send.dto';
-import { ListSend } from './list-send.entity';
+import { FINISHED_LIST_SEND_STATUSES, ListSend, METERED_COVERS_QUEUED } from './list-send.entity';
+import { PageProgress, pageProgress, quotaRefusalOf, SubscriberOutcome } from './list-send-pages';
 import { ListSendQueue } from './list-send.queue';
 
 const ID_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -35,12 +38,15 @@ export class ListSendsService {
     private readonly suppression: SuppressionService,
     private readonly idempotency: IdempotencyStore,
     private readonly queue: ListSendQueue,
+    private readonly quotas: QuotaService,
     private readonly config: AppConfigService,
   ) {}
 
   /**
    * Accepts a send with `list`: checks it like a send, stores it with its idempotent answer (D-16, D-17) and
-   * queues its fan-out. `queued` counts the subscribers it reaches now.
+   * queues its fan-out. `queued` counts the subscribers it reaches now: they are metered now, so that the send
+   * is refused whole or accepted whole, and the fan-out then meters what it makes beyond them and gives back
+   * what it does not make.
    */
   async start(accountId: string, dto: SendEmailDto, options: SendOptions = {}): Promise<ListSendAcceptedDto> {
     const refused = (['to', 'cc', 'bcc', 'attachments'] as const).filter((field) => dto[field] !== undefined);
@@ -59,21 +65,20 @@ export class ListSendsService {
     const id = newId('lsnd');
     const answer: ListSendAcceptedDto = { success: true, listSendId: id, listId: list.id, status: 'queued', queued };
     const { idempotency } = options;
-    try {
-      await this.idempotency.guard(idempotency, () =>
-        this.email.accept({
-          messages: [],
-          statements: [{ table: 'list_sends', values: { id, account_id: accountId, list_id: list.id, request: JSON.stringify(request) } }],
-          // Counted once, now, for every subscriber it will reach: a list send is refused whole or accepted whole.
-          metering: { accountId, emails: queued, submissions: 0 },
-          idempotency: idempotency && { claim: idempotency, statusCode: 200, body: answer },
-        }),
-      );
-    } catch (err) {
-      // The list was deleted meanwhile.
-      if (foreignKeyViolation(err)) throw AppException.notFound('List', list.id);
-      throw err;
-    }
+    // A list deleted meanwhile gives a send that makes nothing and gives its count back.
+    await this.idempotency.guard(idempotency, () =>
+      this.email.accept({
+        messages: [],
+        statements: [
+          {
+            table: 'list_sends',
+            values: { id, account_id: accountId, list_id: list.id, request: JSON.stringify(request), metered: queued },
+          },
+        ],
+        metering: { accountId, emails: queued, submissions: 0 },
+        idempotency: idempotency && { claim: idempotency, statusCode: 200, body: answer },
+      }),
+    );
     if (idempotency) idempotency.recorded = true;
     void this.queue.add(id);
     return answer;
@@ -87,75 +92,167 @@ export class ListSendsService {
   }
 
   /**
-   * Makes the messages of a list send, a page of subscribers at a time. Each page's messages commit in one
-   * statement with the row's new cursor and counts, so a run that stops (a dead worker, `stopping`) resumes
-   * after the last committed page. Message ids derive from the send and the address: a page made twice (a
-   * stalled job run beside itself) fails on the messages' primary key instead of writing anyone twice.
+   * Makes the messages of a list send, a page of subscribers at a time, and ends it when the list has no more
+   * (`done`) or a quota stops it (`stopped`). Each page's messages commit in one statement with the row's new
+   * cursor and counts, so a run that stops (a dead worker, `stopping`) resumes after the last committed page.
+   * Every progress statement applies only to the row as its run read it: a stalled job run beside itself fails
+   * on what the other run committed (the messages' primary key, or METERED_COVERS_QUEUED) and goes on from there,
+   * so nobody is written twice and nothing is metered or given back twice.
    */
   async fanOut(listSendId: string, stopping: () => boolean): Promise<void> {
     const batchSize = this.config.env.LIST_SEND_BATCH_SIZE;
     let send = await this.sends.findOneBy({ id: listSendId });
-    while (send && send.status !== 'done') {
+    while (send && !FINISHED_LIST_SEND_STATUSES.includes(send.status)) {
       if (stopping()) throw new Error(`the worker is shutting down; list send ${listSendId} resumes after ${send.cursor ?? 'its start'}`);
       const page = await this.lists.subscribedPage(send.listId, send.cursor ?? '', batchSize);
-      const { messages, suppressed, failed } = await this.pageMessages(send, page);
-      const done = page.length < batchSize;
-      const cursor = page.length ? page[page.length - 1].email : send.cursor;
-      const progress: CompanionStatement = (p) =>
-        `UPDATE list_sends SET cursor = ${p(cursor)}, queued = queued + ${p(messages.length)}, suppressed = suppressed + ${p(suppressed)}, ` +
-        `failed = failed + ${p(failed)}, status = ${p(done ? 'done' : 'sending')}, completed_at = ${done ? 'now()' : 'NULL'}, updated_at = now() ` +
-        `WHERE id = ${p(send!.id)}`;
       try {
-        await this.email.accept({ messages, statements: [progress], metering: null });
+        send = await this.step(send, page, page.length < batchSize);
       } catch (err) {
-        if (uniqueViolation(err) === null) throw err;
+        if (uniqueViolation(err) === null && checkViolation(err) !== METERED_COVERS_QUEUED) throw err;
         const current = await this.sends.findOneBy({ id: listSendId });
         // Not another run's work: a real error.
-        if (current?.cursor === send.cursor) throw err;
-        this.logger.warn(
-          `List send ${listSendId}: the page after ${send.cursor ?? 'its start'} was made by another run; going on from there`,
-        );
+        if (current && sameProgress(current, send)) throw err;
+        this.logger.warn(`List send ${listSendId}: another run moved it on from ${send.cursor ?? 'its start'}; going on from there`);
         send = current;
-        continue;
       }
-      send = Object.assign(send, { cursor, status: done ? 'done' : 'sending' });
     }
   }
 
   /** Unfinished list sends untouched since `olderThan`: their job may be lost. */
   async stalled(olderThan: Date, limit: number): Promise<string[]> {
-    // The literal 'done' lets PostgreSQL use the partial index of unfinished sends.
+    // The literals let PostgreSQL use the partial index of unfinished sends.
     const rows: { id: string }[] = await this.sends.query(
-      `SELECT id FROM list_sends WHERE status <> 'done' AND updated_at < $1 ORDER BY updated_at LIMIT $2`,
+      `SELECT id FROM list_sends WHERE status NOT IN ('done', 'stopped') AND updated_at < $1 ORDER BY updated_at LIMIT $2`,
       [olderThan, limit],
     );
     return rows.map((row) => row.id);
   }
 
-  private async pageMessages(
-    send: ListSend,
-    page: Recipient[],
-  ): Promise<{ messages: MessageWithEvents[]; suppressed: number; failed: number }> {
-    if (page.length === 0) return { messages: [], suppressed: 0, failed: 0 };
+  /**
+   * One page: its messages commit, metering what they make beyond what is metered for the send and not made yet
+   * (the excess). A quota that refuses the excess stops the send after the messages that still fit.
+   */
+  private async step(send: ListSend, page: Recipient[], last: boolean): Promise<ListSend> {
+    const outcomes = await this.pageOutcomes(send, page);
+    const budget = send.metered - send.queued;
+    const progress = pageProgress(outcomes);
+    const excess = Math.max(0, progress.messages.length - budget);
+    let next = send;
+    try {
+      if (progress.cursor !== null) next = await this.commitPage(send, progress, excess);
+    } catch (err) {
+      const refusal = quotaRefusalOf(err);
+      if (!refusal) throw err;
+      return this.stop(send, outcomes, refusal);
+    }
+    return last ? this.end(next, { status: 'done' }) : next;
+  }
+
+  /**
+   * The excess of a page was refused: makes what is metered already and as many more as the quota has left (the
+   * refusal says how many; a quota that refuses those too is asked again with its own), then ends the send.
+   */
+  private async stop(send: ListSend, outcomes: SubscriberOutcome[], refusal: { quota: string; remaining: number }): Promise<ListSend> {
+    const budget = send.metered - send.queued;
+    let allowed = refusal.remaining;
+    let next = send;
+    for (;;) {
+      const progress = pageProgress(outcomes, budget + allowed);
+      try {
+        if (progress.cursor !== null) next = await this.commitPage(send, progress, Math.max(0, progress.messages.length - budget));
+        break;
+      } catch (err) {
+        const again = quotaRefusalOf(err);
+        // Each refusal leaves less than was asked for: this ends, at worst with nothing beyond the budget (no excess).
+        if (!again || allowed === 0) throw err;
+        allowed = Math.min(again.remaining, allowed - 1);
+      }
+    }
+    const refused = await this.lists.countSendable(next.accountId, next.listId, next.cursor ?? '');
+    this.logger.log(`List send ${send.id} stopped: ${refusal.quota} ran out; ${refused} subscriber(s) not written to`);
+    return this.end(next, { status: 'stopped', reason: refusal.quota, refused });
+  }
+
+  /** A page's messages and the row's progress in one statement (EmailService.accept), with the excess metered. */
+  private async commitPage(send: ListSend, progress: PageProgress, excess: number): Promise<ListSend> {
+    const { messages, suppressed, failed, cursor } = progress;
+    const statement: CompanionStatement = (p) =>
+      `UPDATE list_sends SET cursor = ${p(cursor)}, queued = queued + ${p(messages.length)}, suppressed = suppressed + ${p(suppressed)}, ` +
+      `failed = failed + ${p(failed)}, metered = ${unlessMovedOn(send, p, `metered + ${p(excess)}`)}, status = 'sending', updated_at = now() ` +
+      `WHERE id = ${p(send.id)}`;
+    await this.email.accept({
+      messages,
+      statements: [statement],
+      metering: excess > 0 ? { accountId: send.accountId, emails: excess, submissions: 0 } : null,
+    });
+    return Object.assign(new ListSend(), send, {
+      cursor,
+      status: 'sending',
+      queued: send.queued + messages.length,
+      metered: send.metered + excess,
+      suppressed: send.suppressed + suppressed,
+      failed: send.failed + failed,
+    });
+  }
+
+  /**
+   * Ends the send: what was metered and not made is given back, in the hour it was counted in (acceptance), in
+   * the statement that ends it. Never in a page's statement: the group commit may put another acceptance's usage
+   * of the same hour beside it.
+   */
+  private async end(send: ListSend, end: { status: 'done' } | { status: 'stopped'; reason: string; refused: number }): Promise<ListSend> {
+    const unmade = send.metered - send.queued;
+    const credit: EmailCredit = { accountId: send.accountId, emails: unmade, countedAt: send.createdAt };
+    const reason = end.status === 'stopped' ? end.reason : null;
+    const refused = end.status === 'stopped' ? end.refused : 0;
+    await this.quotas.credit(credit, async () => {
+      const params: unknown[] = [];
+      const p: AddParam = (value) => `$${params.push(value)}`;
+      const closing =
+        `UPDATE list_sends SET status = ${p(end.status)}, stopped_reason = ${p(reason)}, refused = ${p(refused)}, ` +
+        `metered = ${unlessMovedOn(send, p, 'queued')}, completed_at = now(), updated_at = now() WHERE id = ${p(send.id)}`;
+      await this.sends.query(unmade > 0 ? `WITH closed AS (${closing}) ${creditStatement(credit, p)}` : closing, params);
+    });
+    return Object.assign(new ListSend(), send, { status: end.status, metered: send.queued, stoppedReason: reason, refused });
+  }
+
+  /** What becomes of each subscriber of the page, in order: a message, or skipped (suppressed, or its rendering failed). */
+  private async pageOutcomes(send: ListSend, page: Recipient[]): Promise<SubscriberOutcome[]> {
+    if (page.length === 0) return [];
     const suppressed = await this.suppression.suppressedAmong(
       send.accountId,
       page.map((s) => s.email),
     );
-    const messages: MessageWithEvents[] = [];
-    let failed = 0;
-    for (const { email, name } of page) {
-      if (suppressed.has(email)) continue;
+    return page.map(({ email, name }): SubscriberOutcome => {
+      if (suppressed.has(email)) return { email, skipped: 'suppressed' };
       const variables = { ...send.request.variables, email, name: name ?? '', subscriber: { email, name: name ?? '' } };
       try {
-        messages.push(this.personal.message(send.accountId, send.request, { email, name }, variables, messageIdOf(send.id, email)));
+        return {
+          email,
+          message: this.personal.message(send.accountId, send.request, { email, name }, variables, messageIdOf(send.id, email)),
+        };
       } catch (err) {
         if (!(err instanceof AppException)) throw err;
-        failed++;
         this.logger.warn(`List send ${send.id}: no message for a subscriber: ${err.message}`);
+        return { email, skipped: 'failed' };
       }
-    }
-    return { messages, suppressed: suppressed.size, failed };
+    });
   }
+}
+
+/**
+ * `value` while the row is as this run read it; otherwise -1, which breaks METERED_COVERS_QUEUED and so fails
+ * the whole statement (messages, metering, credit): an UPDATE that matched no row would fail nothing.
+ */
+function unlessMovedOn(send: ListSend, p: AddParam, value: string): string {
+  return (
+    `CASE WHEN cursor IS NOT DISTINCT FROM ${p(send.cursor)} AND status IN ('queued', 'sending') ` +
+    `AND queued = ${p(send.queued)} AND metered = ${p(send.metered)} THEN ${value} ELSE -1 END`
+  );
+}
+
+function sameProgress(a: ListSend, b: ListSend): boolean {
+  return a.cursor === b.cursor && a.status === b.status && a.queued === b.queued && a.metered === b.metered;
 }
 
 /** The message id of a subscriber's message in a list send: the same every time that page is made. */

@@ -18,7 +18,10 @@ export async function waitUntil(what: string, check: () => Promise<boolean>, tim
   throw new Error(`${what} did not happen within ${timeoutMs} ms`);
 }
 
-/** A redis-server of the test's own on a spare port, keeping nothing on disk: stop() loses every key, like a crash. */
+/**
+ * A redis-server of the test's own on a spare port, saving nothing on its own: stop() (kill -9) loses every key,
+ * like a crash, unless the test called SAVE, whose snapshot start() then loads (a restart from an older RDB).
+ */
 export interface PrivateRedis {
   url: string;
   stop(): Promise<void>;

@@ -17,7 +17,9 @@ export class ListSendAcceptedDto {
 
   @ApiProperty({
     example: 1250,
-    description: 'Subscribed subscribers not on the suppression list at acceptance: the messages it will make',
+    description:
+      'Subscribed subscribers not on the suppression list at acceptance, counted against the quotas now. The send ' +
+      'counts the messages it makes in the end: more if the list grows meanwhile, fewer (the rest given back) if it shrinks.',
   })
   queued: number;
 }
@@ -29,7 +31,12 @@ export class ListSendDto {
   @ApiProperty({ example: 'list_4fQ2mT0kLw2sZr8NcY1pXb' })
   listId: string;
 
-  @ApiProperty({ enum: LIST_SEND_STATUSES, description: 'queued, then sending while its messages are made, then done' })
+  @ApiProperty({
+    enum: LIST_SEND_STATUSES,
+    description:
+      'queued, then sending while its messages are made, then done; or stopped: a quota ran out while the list grew ' +
+      'past what was counted at acceptance (stoppedReason, refused)',
+  })
   status: ListSendStatus;
 
   @ApiProperty({ example: 1250, description: 'Messages made so far, one per subscriber (each followed at GET /email/status/{messageId})' })
@@ -41,10 +48,24 @@ export class ListSendDto {
   @ApiProperty({ example: 0, description: 'Subscribers skipped so far: their message could not be rendered' })
   failed: number;
 
+  @ApiProperty({
+    example: 0,
+    description: 'A stopped send: subscribers it did not write to (subscribed and not suppressed past where it stopped)',
+  })
+  refused: number;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: null,
+    description: 'A stopped send: the quota that ran out (emails_per_month, global_hourly, global_daily, global_monthly); null otherwise',
+  })
+  stoppedReason: string | null;
+
   @ApiProperty({ format: 'date-time' })
   createdAt: string;
 
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When the last message was made' })
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When it ended (done or stopped)' })
   completedAt: string | null;
 
   static from(send: ListSend): ListSendDto {
@@ -55,6 +76,8 @@ export class ListSendDto {
       queued: send.queued,
       suppressed: send.suppressed,
       failed: send.failed,
+      refused: send.refused,
+      stoppedReason: send.stoppedReason,
       createdAt: send.createdAt.toISOString(),
       completedAt: send.completedAt?.toISOString() ?? null,
     };
