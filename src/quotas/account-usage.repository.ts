@@ -17,7 +17,7 @@ export interface EmailTotals {
   lastEmailAt: Date | null;
   /** Recipients of forwarded mail in the current UTC calendar month: shown, not billed. */
   monthForwards: number;
-  /** The current UTC calendar month's hours with emails, oldest first: billing cuts the month at plan changes. */
+  /** The current UTC calendar month's hours with emails (or credits), oldest first: billing cuts the month at plan changes. */
   monthHours: { hour: Date; emails: number }[];
 }
 
@@ -60,7 +60,7 @@ export class AccountUsageRepository {
                 max(last_email_at) AS last_email_at,
                 COALESCE(sum(forwards) FILTER (WHERE hour >= $2), 0)::bigint AS month_forwards,
                 COALESCE(json_agg(json_build_object('hour', hour, 'emails', emails) ORDER BY hour)
-                           FILTER (WHERE hour >= $2 AND emails > 0), '[]') AS month_hours
+                           FILTER (WHERE hour >= $2 AND emails <> 0), '[]') AS month_hours
            FROM account_usage_hourly WHERE account_id = $1`,
       [accountId, new Date(windowOf('month', nowMs).startMs)],
     );

@@ -197,6 +197,25 @@ describe('billing periods', () => {
     });
   });
 
+  it('counts a credit given to an hour of the month that counted nothing, as the quotas do', async () => {
+    // A list send's message cancelled later is credited to the hour its page was made, not to the send's.
+    const { accountId } = await createAccount(t, 'Credited in another hour');
+    await report(accountId, 100);
+    const now = Date.now();
+    const hour = now - (now % 3_600_000);
+    const monthStart = new Date(now);
+    monthStart.setUTCDate(1);
+    monthStart.setUTCHours(0, 0, 0, 0);
+    const otherHour = new Date(hour > monthStart.getTime() ? hour - 3_600_000 : hour + 3_600_000);
+    await db.query(`INSERT INTO account_usage_hourly (account_id, hour, emails, submissions, forwards) VALUES ($1, $2, -5, 0, 0)`, [
+      accountId,
+      otherHour,
+    ]);
+    const { currentPeriod } = await info(accountId);
+    expect(currentPeriod.emailsSent).toBe(95);
+    expect(currentPeriod.lines).toEqual([expect.objectContaining({ plan: 'free', emailsSent: 95 })]);
+  });
+
   it('backfills the history of existing subscriptions when migrating', async () => {
     const name = await cloneTemplateDatabase();
     const scratch = new DataSource(databaseOptions(databaseUrl(name)));
