@@ -13,7 +13,9 @@ import { DeliveryService } from './delivery.service';
 import { EmailController } from './email.controller';
 import { EmailProcessor } from './email.processor';
 import { EmailQueue } from './email.queue';
+import { AcceptanceRepository } from './acceptance.repository';
 import { EmailRepository } from './email.repository';
+import { LateEventsRepository } from './late-events.repository';
 import { EmailService } from './email.service';
 import { EmailSweeper } from './email.sweeper';
 import { ListSend } from './list-sends/list-send.entity';
@@ -72,7 +74,9 @@ export class EmailModule {
       controllers: [EmailController, ListSendsController],
       providers: [
         EmailService,
+        AcceptanceRepository,
         EmailRepository,
+        LateEventsRepository,
         EmailQueue,
         PersonalMessages,
         ListSendsService,
@@ -81,7 +85,7 @@ export class EmailModule {
         ReturnPaths,
         ...workerProviders,
       ],
-      exports: [EmailService, EmailRepository, ReturnPaths],
+      exports: [EmailService, LateEventsRepository, ReturnPaths],
     };
   }
 }

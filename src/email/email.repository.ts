@@ -4,9 +4,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import { MessageEvent, MessageEventType } from './message-event.entity';
 import { AWAITING_DELIVERY, Message, MessageStatus } from './message.entity';
 import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
+import type { AddParam } from './acceptance.repository';
 import { emails } from '../metrics/metrics';
-import { Metering, usageStatement } from '../quotas/usage-statement';
-import { IDEMPOTENCY_RECORD_COLUMNS, IdempotentAnswer, idempotencyRecordValues } from '../common/idempotency/idempotency.store';
 
 export interface NewEvent {
   type: MessageEventType;
@@ -70,78 +69,6 @@ export interface MessageWithEvents {
   events: NewEvent[];
 }
 
-/** A message as events reported after sending (provider events) find it. */
-export type ReferencedMessage = Pick<Message, 'id' | 'accountId' | 'status' | 'recipients' | 'headerMessageId'>;
-
-interface ReferencedRow {
-  id: string;
-  account_id: string;
-  status: MessageStatus;
-  recipients: string[];
-  header_message_id: string;
-}
-
-/** An event reported after sending, and the status change it makes (checked against the row when written). */
-export interface LateEvent {
-  messageId: string;
-  event: NewEvent;
-  move?: { from: readonly MessageStatus[]; to: MessageStatus };
-}
-
-/** Adds a value to the statement's parameters and gives its placeholder (`$7`). */
-export type AddParam = (value: unknown) => string;
-
-/** A row to insert; the rows of one table with the same columns, of every request in the batch, share one INSERT. */
-export interface CompanionRow {
-  table: string;
-  values: Record<string, unknown>;
-}
-
-/**
- * What commits together with the messages: what caused them (a form submission) and what they cause (an
- * outbox event). A row to insert, or any data-modifying statement (an UPDATE) written with `param`.
- */
-export type CompanionStatement = CompanionRow | ((param: AddParam) => string);
-
-/** What one request accepts in one commit. */
-export interface Acceptance {
-  messages: MessageWithEvents[];
-  statements?: CompanionStatement[];
-  idempotency?: IdempotentAnswer;
-  /**
-   * By default one email per recipient of `messages`. Form mail passes its submission as well as its emails
-   * (every email sent for an account is metered, D-37), a list send its subscribers when accepted, and its
-   * pages nothing (null).
-   */
-  metering?: Metering | null;
-}
-
-/** The metering of an acceptance: as given, or one email per recipient of its messages. */
-export function meteringOf(acceptance: Acceptance): Metering | null {
-  if (acceptance.metering !== undefined) return acceptance.metering;
-  const { messages } = acceptance;
-  if (messages.length === 0) return null;
-  return { accountId: messages[0].message.accountId, emails: recipientCount(messages), submissions: 0 };
-}
-
-/** The recipients of the messages: the emails they count against a quota. */
-export function recipientCount(messages: readonly MessageWithEvents[]): number {
-  return messages.reduce((sum, { message }) => sum + message.recipients.length, 0);
-}
-
-interface PendingAcceptance extends Acceptance {
-  /** Each message's content as JSON, made once: it is written, and it weighs the batch. */
-  contentJson: string[];
-  /** What the statement carries for it: the content, and the binary values of its companion rows (a received message). */
-  bytes: number;
-}
-
-/** Inserts that arrive while a flush runs wait for the next one; so busy periods commit many at once. */
-const MAX_BATCH = 200;
-/** A statement carries at most this much content (one bigger message goes alone): attachments make rows of 35 MB. */
-const MAX_BATCH_BYTES = 16 * 1024 * 1024;
-const MAX_CONCURRENT_FLUSHES = 4;
-
 /** The delivery worker's loads and results: concurrent jobs share statements the same way. */
 const MAX_DELIVERY_BATCH = 100;
 const MAX_CONCURRENT_DELIVERY_BATCHES = 2;
@@ -202,21 +129,12 @@ export const ATTEMPT_RESULTS_SQL = `WITH input AS (
    SELECT id FROM moved`;
 
 /**
- * Queries and transactions for messages and their events. New messages are written by group commit: the
- * inserts of concurrent requests share one transaction (two multi-row INSERTs), and each caller's promise
- * resolves only after that transaction committed (D-16).
+ * Queries and transactions for messages and their events as they are delivered: loads for the workers, status
+ * moves with their events, attempts and scheduled claims, concurrent ones sharing statements. New messages are
+ * written by AcceptanceRepository, events reported after sending by LateEventsRepository.
  */
 @Injectable()
 export class EmailRepository {
-  private readonly inserts = new MicroBatch<PendingAcceptance, void>(
-    (batch) => this.insertBatch(batch),
-    MAX_BATCH,
-    MAX_CONCURRENT_FLUSHES,
-    {
-      weigh: (item) => item.bytes,
-      max: MAX_BATCH_BYTES,
-    },
-  );
   private readonly deliveryLoads = new MicroBatch<string, DeliverableMessage | null>(
     (ids) => this.loadForDelivery(ids),
     MAX_DELIVERY_BATCH,
@@ -227,11 +145,6 @@ export class EmailRepository {
     MAX_DELIVERY_BATCH,
     MAX_CONCURRENT_DELIVERY_BATCHES,
   );
-  private readonly lateEvents = new MicroBatch<LateEvent, void>(
-    (entries) => this.recordLateEventBatch(entries),
-    MAX_DELIVERY_BATCH,
-    MAX_CONCURRENT_DELIVERY_BATCHES,
-  );
   private readonly scheduledClaims = new MicroBatch<string, boolean>(
     (ids) => this.claimScheduledBatch(ids),
     MAX_DELIVERY_BATCH,
@@ -239,94 +152,6 @@ export class EmailRepository {
   );
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  /**
-   * Resolves once the messages, their events, the companion statements and the idempotent answer are
-   * committed (a key used already fails this acceptance alone, with a unique violation on the record's key).
-   */
-  insert(acceptance: Acceptance): Promise<void> {
-    const contentJson = acceptance.messages.map(({ message }) => JSON.stringify(message.content));
-    const bytes = contentJson.reduce((sum, json) => sum + json.length, 0) + companionBytes(acceptance.statements ?? []);
-    return this.inserts.submit({ ...acceptance, contentJson, bytes });
-  }
-
-  /**
-   * The messages of concurrent requests, of any accounts, in one statement. If it fails, each is written
-   * alone, so a row the database refuses (or a reused Idempotency-Key) fails its own request only.
-   */
-  private async insertBatch(batch: PendingAcceptance[]): Promise<PromiseSettledResult<void>[]> {
-    if (batch.length > 1) {
-      try {
-        await this.writeBatch(batch);
-        return allFulfilled(batch.map(() => undefined));
-      } catch {
-        // fall through: one by one
-      }
-    }
-    return Promise.all(batch.map((item) => settle(this.writeBatch([item]))));
-  }
-
-  /** One statement (so one round trip and atomic without BEGIN/COMMIT): the messages, their events, the companions, the idempotent answers. */
-  private async writeBatch(batch: PendingAcceptance[]): Promise<void> {
-    const params: unknown[] = [];
-    const param: AddParam = (value) => `$${params.push(value)}`;
-    const placeholders = (values: unknown[]) => `(${values.map(param).join(', ')})`;
-    const messages = batch.flatMap((item) => item.messages.map((entry, i) => ({ ...entry, contentJson: item.contentJson[i] })));
-    const messageRows = messages.map(({ message: m, contentJson }) =>
-      placeholders([
-        m.id,
-        m.accountId,
-        m.status,
-        m.fromAddress,
-        m.fromDomain,
-        m.subject,
-        JSON.stringify(m.recipients),
-        JSON.stringify(m.pendingRecipients),
-        JSON.stringify(m.suppressedRecipients),
-        m.headerMessageId,
-        contentJson,
-        m.priority,
-        m.scheduledFor,
-        m.tracking === null ? null : JSON.stringify(m.tracking),
-        m.listId,
-        m.templateName,
-        m.systemSender ?? false,
-        m.metadata === null || m.metadata === undefined ? null : JSON.stringify(m.metadata),
-        m.envelopeFrom ?? null,
-        m.inboundMessageId ?? null,
-      ]),
-    );
-    const eventRows = messages.flatMap(({ message, events }) =>
-      events.map((e) => placeholders([message.id, e.type, e.recipient ?? null, e.detail ?? null, e.occurredAt ?? new Date()])),
-    );
-    const answerRows = batch.flatMap(({ idempotency }) => (idempotency ? [placeholders(idempotencyRecordValues(idempotency))] : []));
-    const usage = usageStatement(batch.map(meteringOf), param);
-    const statements = [
-      ...(messageRows.length
-        ? [
-            'INSERT INTO messages (id, account_id, status, from_address, from_domain, subject, recipients, pending_recipients, ' +
-              'suppressed_recipients, header_message_id, content, priority, scheduled_for, tracking, list_id, template_name, system_sender, metadata, ' +
-              'envelope_from, inbound_message_id) ' +
-              `VALUES ${messageRows.join(', ')}`,
-          ]
-        : []),
-      ...(eventRows.length
-        ? [`INSERT INTO message_events (message_id, type, recipient, detail, occurred_at) VALUES ${eventRows.join(', ')}`]
-        : []),
-      ...companionStatements(
-        batch.flatMap(({ statements: companions }) => companions ?? []),
-        param,
-      ),
-      ...(usage ? [usage] : []),
-      ...(answerRows.length ? [`INSERT INTO idempotency_records (${IDEMPOTENCY_RECORD_COLUMNS}) VALUES ${answerRows.join(', ')}`] : []),
-    ];
-    if (statements.length === 0) return;
-    // Every data-modifying WITH clause runs, referenced or not: the statements commit together.
-    const last = statements.pop()!;
-    const sql = statements.length ? `WITH ${statements.map((statement, i) => `w${i} AS (${statement})`).join(', ')} ${last}` : last;
-    await this.dataSource.query(sql, params);
-    for (const { message } of messages) emails.inc({ status: message.status });
-  }
 
   findForAccount(accountId: string, messageId: string): Promise<Message | null> {
     return this.dataSource.getRepository(Message).findOne({
@@ -385,123 +210,6 @@ export class EmailRepository {
 
   events(messageId: string): Promise<MessageEvent[]> {
     return this.dataSource.getRepository(MessageEvent).find({ where: { messageId }, order: { occurredAt: 'ASC', id: 'ASC' } });
-  }
-
-  /** Messages of any account named by id or by RFC Message-ID (with its angle brackets), in one query. */
-  async findByReferences(ids: string[], headerMessageIds: string[]): Promise<ReferencedMessage[]> {
-    const rows: ReferencedRow[] = await this.dataSource.query(
-      'SELECT id, account_id, status, recipients, header_message_id FROM messages ' +
-        'WHERE id = ANY($1::varchar[]) OR header_message_id = ANY($2::varchar[])',
-      [[...new Set(ids)], [...new Set(headerMessageIds)]],
-    );
-    return rows.map((row) => ({
-      id: row.id,
-      accountId: row.account_id,
-      status: row.status,
-      recipients: row.recipients,
-      headerMessageId: row.header_message_id,
-    }));
-  }
-
-  /** One event reported after sending (a tracking hit): recordLateEvents, concurrent ones sharing the statement. */
-  recordLateEvent(entry: LateEvent): Promise<void> {
-    return this.lateEvents.submit(entry);
-  }
-
-  /** If the shared statement fails, each is written alone, so that a bad row fails its own caller only. */
-  private async recordLateEventBatch(entries: LateEvent[]): Promise<PromiseSettledResult<void>[]> {
-    if (entries.length > 1) {
-      try {
-        await this.recordLateEvents(entries);
-        return allFulfilled(entries.map(() => undefined));
-      } catch {
-        // fall through: one by one
-      }
-    }
-    return Promise.all(entries.map((entry) => settle(this.recordLateEvents([entry]))));
-  }
-
-  /**
-   * Events reported after sending, in one statement, written in the order given, with the status changes
-   * they make. An event's time is kept between the message's sent_at and now, so that a provider's clock
-   * cannot list it before `sent` or after what happens next here. One move per message: the first given.
-   * Events of messages deleted meanwhile are dropped, and so is an unsubscribe of an address the message
-   * has one already (a unique index).
-   */
-  async recordLateEvents(entries: LateEvent[]): Promise<void> {
-    if (entries.length === 0) return;
-    const moves = new Map<string, { id: string; from: MessageStatus[]; to: MessageStatus }>();
-    for (const { messageId, move } of entries) {
-      if (move && !moves.has(messageId)) moves.set(messageId, { id: messageId, from: [...move.from], to: move.to });
-    }
-    const events = entries.map(({ messageId, event }, n) => ({
-      n,
-      message_id: messageId,
-      type: event.type,
-      recipient: event.recipient ?? null,
-      detail: event.detail ?? null,
-      machine: event.machine ?? false,
-      occurred_at: event.occurredAt ?? null,
-    }));
-    const moved: { status: MessageStatus }[] = await this.dataSource.query(
-      `WITH moved AS (
-         UPDATE messages m SET status = i.to_status, updated_at = now()
-         FROM jsonb_to_recordset($1::jsonb) AS i(id varchar, from_statuses jsonb, to_status varchar)
-         WHERE m.id = i.id AND i.from_statuses ? m.status
-         RETURNING m.status
-       ), written AS (
-         INSERT INTO message_events (message_id, type, recipient, detail, machine, occurred_at)
-         SELECT e.message_id, e.type, e.recipient, e.detail, e.machine, LEAST(GREATEST(COALESCE(e.occurred_at, now()), m.sent_at), now())
-         FROM jsonb_to_recordset($2::jsonb) AS e(n int, message_id varchar, type varchar, recipient varchar, detail text, machine boolean, occurred_at timestamptz)
-         JOIN messages m ON m.id = e.message_id
-         ORDER BY e.n
-         ON CONFLICT DO NOTHING
-       )
-       SELECT status FROM moved`,
-      [JSON.stringify([...moves.values()].map((m) => ({ id: m.id, from_statuses: m.from, to_status: m.to }))), JSON.stringify(events)],
-    );
-    for (const { status } of moved) emails.inc({ status });
-  }
-
-  /**
-   * A recipient's event reported after sending (a bounce) that moves the message only once every recipient
-   * has had one of its type: the event (times as in recordLateEvents), and the `move` when this was the last.
-   * The message row is locked first, so concurrent events of its recipients each see the others'. True when
-   * the message moved.
-   */
-  async recordEveryRecipientEvent(entry: LateEvent & { event: { recipient: string } }): Promise<boolean> {
-    const { messageId, event, move } = entry;
-    return this.dataSource.transaction(async (manager) => {
-      await manager.query('SELECT 1 FROM messages WHERE id = $1 FOR UPDATE', [messageId]);
-      // A statement of its own after the lock: its snapshot includes the events committed while we waited.
-      const rows: { moved: number }[] = await manager.query(
-        `WITH moved AS (
-           UPDATE messages m SET status = $6, updated_at = now()
-           WHERE m.id = $1 AND m.status = ANY($5::varchar[]) AND NOT EXISTS (
-             SELECT 1 FROM jsonb_array_elements_text(m.recipients) AS r(address)
-             WHERE lower(r.address) <> lower($2) AND NOT EXISTS (
-               SELECT 1 FROM message_events b WHERE b.message_id = $1 AND b.type = $7 AND lower(b.recipient) = lower(r.address)
-             )
-           )
-           RETURNING m.id
-         ), written AS (
-           INSERT INTO message_events (message_id, type, recipient, detail, occurred_at)
-           SELECT m.id, $7, $2, $3, LEAST(GREATEST(COALESCE($4::timestamptz, now()), m.sent_at), now()) FROM messages m WHERE m.id = $1
-         )
-         SELECT count(*)::int AS moved FROM moved`,
-        [
-          messageId,
-          event.recipient,
-          event.detail ?? null,
-          event.occurredAt ?? null,
-          move ? [...move.from] : [],
-          move?.to ?? null,
-          event.type,
-        ],
-      );
-      if (rows[0].moved > 0 && move) emails.inc({ status: move.to });
-      return rows[0].moved > 0;
-    });
   }
 
   /**
@@ -690,33 +398,6 @@ export class EmailRepository {
       .limit(limit)
       .getMany();
   }
-}
-
-/** The bytes of the binary values (Buffers) of companion rows. */
-function companionBytes(companions: CompanionStatement[]): number {
-  let bytes = 0;
-  for (const companion of companions) {
-    if (typeof companion === 'function') continue;
-    for (const value of Object.values(companion.values)) if (Buffer.isBuffer(value)) bytes += value.length;
-  }
-  return bytes;
-}
-
-/** The companions as statements: their rows grouped into one multi-row INSERT per table and columns. */
-function companionStatements(companions: CompanionStatement[], param: AddParam): string[] {
-  const statements: string[] = [];
-  const inserts = new Map<string, string[]>();
-  for (const companion of companions) {
-    if (typeof companion === 'function') {
-      statements.push(companion(param));
-      continue;
-    }
-    const target = `${companion.table} (${Object.keys(companion.values).join(', ')})`;
-    const rows = inserts.get(target) ?? [];
-    inserts.set(target, rows);
-    rows.push(`(${Object.values(companion.values).map(param).join(', ')})`);
-  }
-  return [...[...inserts].map(([target, rows]) => `INSERT INTO ${target} VALUES ${rows.join(', ')}`), ...statements];
 }
 
 /** Counts a message that entered `status` (mailroom_emails_total); passes `moved` through. */

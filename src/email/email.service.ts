@@ -16,7 +16,8 @@ import { MessageStatusDto } from './dto/message-status.dto';
 import { SendEmailResponseDto } from './dto/send-email-response.dto';
 import { SendEmailDto } from './dto/send-email.dto';
 import { EmailQueue } from './email.queue';
-import { Acceptance, EmailRepository, meteringOf, MessageWithEvents, NewEvent } from './email.repository';
+import { Acceptance, AcceptanceRepository, meteringOf } from './acceptance.repository';
+import { EmailRepository, MessageWithEvents, NewEvent } from './email.repository';
 import { checkAttachments, checkBodySize, checkCustomHeaders, MAX_RECIPIENTS, parseMailbox, parseRecipients } from './message-content';
 import { Message } from './message.entity';
 
@@ -75,6 +76,7 @@ export class EmailService {
 
   constructor(
     private readonly repository: EmailRepository,
+    private readonly acceptances: AcceptanceRepository,
     private readonly queue: EmailQueue,
     private readonly domains: DomainsService,
     private readonly templates: TemplatesService,
@@ -246,7 +248,7 @@ export class EmailService {
     const metering = meteringOf(acceptance);
     const reservation = metering ? await this.quotas.reserve(metering) : null;
     try {
-      await this.repository.insert(acceptance);
+      await this.acceptances.insert(acceptance);
     } catch (err) {
       await reservation?.release();
       throw err;

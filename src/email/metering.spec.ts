@@ -1,4 +1,4 @@
-import { meteringOf } from './email.repository';
+import { meteringOf } from './acceptance.repository';
 import type { Message } from './message.entity';
 
 const message = (accountId: string, recipients: string[]) => ({ message: { accountId, recipients } as Message, events: [] });

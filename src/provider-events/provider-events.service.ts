@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
-import { EmailRepository, LateEvent, ReferencedMessage } from '../email/email.repository';
+import { LateEvent, LateEventsRepository, ReferencedMessage } from '../email/late-events.repository';
 import { SuppressionReason, SuppressionService } from '../suppression/suppression.service';
 import { ProviderEventDto, ProviderEventsResultDto } from './dto/provider-events.dto';
 import { EVENT_EFFECTS, eventDetail, parseMessageReference, resolveRecipient } from './provider-event-rules';
@@ -27,7 +27,7 @@ export class ProviderEventsService {
   private readonly logger = new Logger(ProviderEventsService.name);
 
   constructor(
-    private readonly repository: EmailRepository,
+    private readonly repository: LateEventsRepository,
     private readonly suppression: SuppressionService,
     private readonly webhookIds: ProviderWebhookIds,
   ) {}

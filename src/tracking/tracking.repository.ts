@@ -27,7 +27,7 @@ interface MessageRow {
   html?: string | null;
 }
 
-/** The tracking routes' message lookup: one per hit (its events are written by EmailRepository.recordLateEvent). */
+/** The tracking routes' message lookup: one per hit (its events are written by LateEventsRepository.recordLateEvent). */
 @Injectable()
 export class TrackingRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}

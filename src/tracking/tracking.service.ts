@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppException } from '../common/errors/app.exception';
-import { EmailRepository, NewEvent } from '../email/email.repository';
+import type { NewEvent } from '../email/email.repository';
+import { LateEventsRepository } from '../email/late-events.repository';
 import { ListsService } from '../lists/lists.service';
 import { SuppressionService } from '../suppression/suppression.service';
 import { Hit, machineReason } from './machine-hits';
@@ -24,7 +25,7 @@ export class TrackingService {
   constructor(
     private readonly tokens: TrackingTokens,
     private readonly repository: TrackingRepository,
-    private readonly events: EmailRepository,
+    private readonly events: LateEventsRepository,
     private readonly suppression: SuppressionService,
     private readonly lists: ListsService,
   ) {}

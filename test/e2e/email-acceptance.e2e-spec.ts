@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { newId } from '../../src/common/ids';
-import { EmailRepository } from '../../src/email/email.repository';
+import { AcceptanceRepository } from '../../src/email/acceptance.repository';
 import { Message } from '../../src/email/message.entity';
 import { RedisService } from '../../src/redis/redis.service';
 import { createVerifiedDomain } from '../support/email-fixtures';
@@ -80,7 +80,7 @@ describe('email acceptance', () => {
   }
 
   it('fails only the row PostgreSQL refuses when concurrent inserts share a statement', async () => {
-    const repository = t.app.get(EmailRepository);
+    const repository = t.app.get(AcceptanceRepository);
     const [one, two] = accounts;
     const rows = [messageRow(one.accountId, 'fine'), messageRow(two.accountId, 'nul \u0000 here'), messageRow(two.accountId, 'fine too')];
     const results = await Promise.allSettled(
