@@ -64,6 +64,19 @@ module.exports = {
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
     {
+      // Floods and backlogs whose memory is measured against a baseline: run one at a time (--runInBand), so that
+      // no other test shares the machine with them.
+      displayName: 'load',
+      testEnvironment: 'node',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/test/load/**/*.load-spec.ts'],
+      transform,
+      transformIgnorePatterns,
+      moduleNameMapper,
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
+    {
       // Outages: each file starts its own redis-server / PostgreSQL and stops them, never the machine's.
       displayName: 'chaos',
       testEnvironment: 'node',

@@ -27,6 +27,7 @@ import { QuotasModule } from './quotas/quotas.module';
 import { QueueModule } from './queue/queue.module';
 import { RateLimitsModule } from './rate-limits/rate-limits.module';
 import { RedisModule } from './redis/redis.module';
+import { RetentionModule } from './retention/retention.module';
 import { SuppressionModule } from './suppression/suppression.module';
 import { TemplatesModule } from './templates/templates.module';
 import { TrackingModule } from './tracking/tracking.module';
@@ -74,6 +75,7 @@ export class AppModule {
         AnalyticsModule,
         ForwardingModule.register(options.config),
         AccountConfigModule,
+        RetentionModule.register(options.config),
         // Last: its POST /{domain}/{form} would shadow any two-segment POST registered after it.
         SubmissionsModule.register(options.config),
         ...(options.superviseWorkers ? [WorkerThreadsModule] : []),

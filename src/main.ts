@@ -17,9 +17,10 @@ async function bootstrap(): Promise<void> {
   const config = await beginStartup();
   if (!config.runsApi) return startWorker(config);
 
-  // APP_ROLE=all on several cores: the main thread serves HTTP only; WORKER_PROCESSES worker threads deliver.
-  const superviseWorkers = config.env.APP_ROLE === 'all' && config.env.WORKER_PROCESSES > 0;
-  const appConfig = superviseWorkers ? config.withRole('api') : config;
+  // APP_ROLE=all on several cores: the main thread serves HTTP only; worker threads deliver (WORKER_PROCESSES of them,
+  // fewer when the connection budgets cannot give each one a connection).
+  const superviseWorkers = config.env.APP_ROLE === 'all' && config.connectionShares.workerThreads > 0;
+  const appConfig = superviseWorkers ? config.httpThread() : config;
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ config: appConfig, superviseWorkers }), {
     logger: nestLogger(),
     abortOnError: false,

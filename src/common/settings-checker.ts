@@ -62,8 +62,12 @@ export class SettingsChecker {
   }
 
   positiveInt(value: unknown, field: string, max = 1_000_000): number | undefined {
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-      return this.fail(field, `must be a whole number from 1 to ${max}`);
+    return this.intInRange(value, field, 1, max);
+  }
+
+  intInRange(value: unknown, field: string, min: number, max: number): number | undefined {
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+      return this.fail(field, `must be a whole number from ${min} to ${max}`);
     }
     return value;
   }

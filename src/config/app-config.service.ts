@@ -1,10 +1,11 @@
 import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
-import { dirname } from 'node:path';
+import { hostname, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { type LogSettings, rootLogger } from '../common/logging/root-logger';
 import { hashTaggedPrefix, isClusterUrl } from '../redis/redis-url';
+import { type ConnectionShares, shareConnections } from './connection-budget';
 import { ConfigurationError, EnvSchema, logSettingsOf, validateEnv } from './env.schema';
 
 export type AccountTier = 'free' | 'pro' | 'enterprise';
@@ -21,7 +22,11 @@ export class AppConfigService {
   /** The file the key was read from when ENCRYPTION_KEY is unset (development): start-up says so. */
   readonly encryptionKeyFile?: string;
 
-  constructor(env: EnvSchema = validateEnv(process.env)) {
+  constructor(
+    env: EnvSchema = validateEnv(process.env),
+    /** The thread that serves HTTP beside worker threads (APP_ROLE=all): its database pool is its share of the budget. */
+    private readonly httpThreadBesideWorkers = false,
+  ) {
     this.env = env;
     ({ key: this.encryptionKey, file: this.encryptionKeyFile } = resolveEncryptionKey(env));
     this.previousEncryptionKeys = previousEncryptionKeys(env, this.encryptionKey);
@@ -93,6 +98,11 @@ export class AppConfigService {
     return (this.env.RETURN_PATH_DOMAIN ?? new URL(this.publicUrl).hostname).toLowerCase();
   }
 
+  /** UPLOAD_DIR, or mailroom-uploads in the system's temporary directory. */
+  get uploadDir(): string {
+    return this.env.UPLOAD_DIR || join(tmpdir(), 'mailroom-uploads');
+  }
+
   /** INBOUND_SMTP_HOSTNAME, or the machine's host name. */
   get inboundHostname(): string {
     return this.env.INBOUND_SMTP_HOSTNAME ?? hostname();
@@ -110,6 +120,24 @@ export class AppConfigService {
   /** The same configuration with another APP_ROLE. */
   withRole(role: EnvSchema['APP_ROLE']): AppConfigService {
     return new AppConfigService({ ...this.env, APP_ROLE: role });
+  }
+
+  /** The configuration of the thread that serves HTTP while worker threads run the queues (APP_ROLE=all). */
+  httpThread(): AppConfigService {
+    return new AppConfigService({ ...this.env, APP_ROLE: 'api' }, true);
+  }
+
+  /** How the process's DATABASE_POOL_SIZE and SMTP_POOL_SIZE are shared out among its threads under APP_ROLE=all. */
+  get connectionShares(): ConnectionShares {
+    return shareConnections(this.env);
+  }
+
+  /**
+   * Connections this thread's pool may open to DATABASE_URL: DATABASE_POOL_SIZE, or the HTTP thread's share of it. A
+   * worker thread is configured as a worker process whose DATABASE_POOL_SIZE is its share (WorkerSupervisor).
+   */
+  get databasePoolSize(): number {
+    return this.httpThreadBesideWorkers ? this.connectionShares.httpDatabase : this.env.DATABASE_POOL_SIZE;
   }
 
   get runsApi(): boolean {

@@ -54,6 +54,16 @@ export class EnvSchema {
   @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_READ_URL must be a postgres:// URL' })
   DATABASE_READ_URL?: string = undefined;
 
+  /**
+   * PostgreSQL connections one process may hold to DATABASE_URL (and as many to DATABASE_READ_URL), all its threads
+   * together: APP_ROLE=all shares it out among the HTTP thread and the worker threads (src/config/connection-budget.ts).
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  DATABASE_POOL_SIZE = 20;
+
   @Transform(toBoolean)
   @IsBoolean()
   MIGRATIONS_RUN = true;
@@ -81,7 +91,8 @@ export class EnvSchema {
   /**
    * With APP_ROLE=all, how many worker threads run the queues beside the thread that serves HTTP (the name is
    * the issue's); 0 runs everything on the one thread. Default: one fewer than the cores, at least one: the HTTP
-   * thread, V8's collector threads and libuv's signing pool need the rest (docs/decisions.md, "Performance").
+   * thread, V8's collector threads and libuv's signing pool need the rest (docs/decisions.md, "Performance"). Fewer
+   * run when DATABASE_POOL_SIZE or SMTP_POOL_SIZE cannot give each a connection (src/config/connection-budget.ts).
    */
   @Transform(toInt)
   @IsInt()
@@ -186,6 +197,51 @@ export class EnvSchema {
   RATE_LIMIT_FALLBACK_SHARE = 0.5;
 
   /**
+   * Posts a client IP may make a minute to the form routes without a credential, all forms together, counted
+   * before the body is read; each form's own per-IP limit still applies once the form is known.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  RATE_LIMIT_FORM_POSTS_PER_MINUTE = 120;
+
+  /** Requests a client IP may make a minute to the tracking links (/t/…, /u/…): generous, a mail client fetches a message's images at once. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  RATE_LIMIT_TRACKING_PER_MINUTE = 600;
+
+  /**
+   * The largest request body in bytes, but for calls with a valid API key and form uploads: form posts, provider
+   * events, tracking links, and any request without a key. Larger is 413, before the body is read.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1024)
+  BODY_LIMIT_BYTES = 1_048_576;
+
+  /** The largest body of a call with a valid API key, in bytes (attachments travel base64 in /email/send and batch bodies). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1024)
+  API_BODY_LIMIT_BYTES = 41_943_040;
+
+  /**
+   * Bytes of request bodies one process reads at once, all requests together (a body without Content-Length, or
+   * compressed, counts as its route's limit). A request that would pass it is answered 503 with Retry-After,
+   * unread. Keep it at least API_BODY_LIMIT_BYTES.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1024)
+  BODY_BYTES_IN_FLIGHT = 134_217_728;
+
+  /** Where form uploads are written while their request runs (removed when it ends); unset: the system's temporary directory. */
+  @IsOptional()
+  @IsString()
+  UPLOAD_DIR?: string = undefined;
+
+  /**
    * Key that encrypts secrets at rest (DKIM private keys, webhook secrets) and from which the keys of the MACs in
    * mail we send (tracking and unsubscribe links, return paths, SRS addresses) are derived: 32 bytes as 64 hex
    * characters or base64.
@@ -215,6 +271,7 @@ export class EnvSchema {
   @Min(1)
   SMTP_MAX_RATE = 200;
 
+  /** SMTP connections to the provider one process may hold, all its worker threads together (shared out as DATABASE_POOL_SIZE). */
   @Transform(toInt)
   @IsInt()
   @Min(1)
@@ -226,6 +283,16 @@ export class EnvSchema {
   @Min(1)
   @Max(1000)
   EMAIL_WORKER_CONCURRENCY = 20;
+
+  /**
+   * Bytes of messages one worker thread holds for delivery at once (each message's stored content, or a forwarded
+   * message's received bytes; attachments are streamed and not counted): past it, the next delivery waits for one
+   * to finish. A message larger than this is sent alone.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1024 * 1024)
+  DELIVERY_BATCH_BYTES = 64 * 1024 * 1024;
 
   /**
    * How long a worker's hold on a job lasts without renewal (ms); a job whose worker died (its hold lapsed)
@@ -259,6 +326,50 @@ export class EnvSchema {
   @IsInt()
   @Min(100)
   EMAIL_SWEEP_AFTER_MS = 60_000;
+
+  /**
+   * Days a message keeps its body (text, HTML, custom headers, attachments) after its last status move to a
+   * final one (sent, delivered, bounced, failed, cancelled); its status, events and envelope stay. 0: forever.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(36_500)
+  RETENTION_MESSAGE_CONTENT_DAYS = 30;
+
+  /** Days a received message keeps its raw bytes once every message forwarding it is final. 0: forever. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(36_500)
+  RETENTION_INBOUND_MESSAGES_DAYS = 7;
+
+  /** Days a published webhook event stays in the outbox (its deliveries keep their own copy). 0: forever. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(36_500)
+  RETENTION_OUTBOX_EVENTS_DAYS = 7;
+
+  /** Days a finished webhook delivery (succeeded or failed) and its attempts stay in the delivery log. 0: forever. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(36_500)
+  RETENTION_WEBHOOK_DELIVERIES_DAYS = 30;
+
+  /** How often one worker instance sweeps what the RETENTION_*_DAYS settings let go, in ms. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  RETENTION_SWEEP_INTERVAL_MS = 600_000;
+
+  /** Rows one retention statement removes or clears at most (each batch is its own short transaction). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  RETENTION_BATCH_SIZE = 500;
 
   /** Resolvers for domain verification, as host:port[,host:port]; empty means the system's. */
   @IsOptional()
@@ -331,6 +442,16 @@ export class EnvSchema {
   @Max(5000)
   LIST_SEND_BATCH_SIZE = 500;
 
+  /**
+   * Opens of one message by one client (address, or IPv6 /64, and user agent) within this many ms count once: no
+   * event, no webhook for the repeats. 0: every open counts.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(86_400_000)
+  TRACKING_REPEAT_OPEN_WINDOW_MS = 60_000;
+
   /** Port of the inbound SMTP server (forwarding, bounces; D-31), run by workers. 0: no inbound server. */
   @Transform(toInt)
   @IsInt()
@@ -365,6 +486,17 @@ export class EnvSchema {
   @IsInt()
   @Min(1)
   INBOUND_SMTP_MAX_CONNECTIONS_PER_IP = 20;
+
+  /** Inbound connections the server holds open at once, from all clients; more get 421. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  INBOUND_SMTP_MAX_CONNECTIONS = 100;
+
+  /** Directory where inbound messages over 256 KB are kept while they arrive. Empty: the system's temporary directory. */
+  @IsOptional()
+  @IsString()
+  INBOUND_SMTP_SPOOL_DIR?: string = undefined;
 
   /** PEM files of the inbound server's certificate and key: with both, it offers STARTTLS. */
   @IsOptional()

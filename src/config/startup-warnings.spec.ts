@@ -26,8 +26,20 @@ describe('startupWarnings', () => {
       FORMS_FROM: 'forms@example.com',
       RETURN_PATH_DOMAIN: 'bounces.example.com',
       DOMAIN_SPF_INCLUDE: 'spf.provider.example',
+      WORKER_PROCESSES: '3',
     });
     expect(startupWarnings(real)).toEqual([]);
+  });
+
+  it('says when the connection budgets run fewer worker threads than WORKER_PROCESSES asks for', () => {
+    const tight = { PUBLIC_URL: 'https://mail.example.com', WORKER_PROCESSES: '15', DATABASE_POOL_SIZE: '20', SMTP_POOL_SIZE: '4' };
+    expect(startupWarnings(config({ ...tight, SMTP_URL: 'smtp://smtp.example.com:587' }))).toEqual([
+      expect.stringMatching(/^WORKER_PROCESSES=15 wants more worker threads .*SMTP_POOL_SIZE=4\): 4 run\./),
+    ]);
+    expect(startupWarnings(config({ ...tight, DATABASE_POOL_SIZE: '8' }))).toEqual([
+      expect.stringMatching(/^WORKER_PROCESSES=15 .*\(DATABASE_POOL_SIZE=8, one of them the HTTP thread's\): 7 run\./),
+      expect.stringMatching(/^SMTP_URL is not set/),
+    ]);
   });
 
   it('leaves the outbox out where no worker runs, and the mail defaults out for a public host', () => {

@@ -14,6 +14,14 @@ export function startupWarnings(config: AppConfigService): string[] {
         'Set ENCRYPTION_KEY in production, and back it up with the database.',
     );
   }
+  const { workerThreads } = config.connectionShares;
+  if (env.APP_ROLE === 'all' && workerThreads < env.WORKER_PROCESSES) {
+    warnings.push(
+      `WORKER_PROCESSES=${env.WORKER_PROCESSES} wants more worker threads than the connection budgets can give a connection each ` +
+        `(DATABASE_POOL_SIZE=${env.DATABASE_POOL_SIZE}, one of them the HTTP thread's${env.SMTP_URL ? `; SMTP_POOL_SIZE=${env.SMTP_POOL_SIZE}` : ''}): ` +
+        `${workerThreads} run. Raise the budgets (within PostgreSQL's max_connections and your provider's connection limit) or lower WORKER_PROCESSES.`,
+    );
+  }
   if (env.DOMAIN_VERIFICATION === 'skip') {
     warnings.push('DOMAIN_VERIFICATION=skip: new domains are marked verified without a DNS check. For local trials only.');
   }

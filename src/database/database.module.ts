@@ -2,6 +2,7 @@ import { Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfigService } from '../config/app-config.service';
 import { databaseOptions, ensureDatabase, runMigrations } from './database.options';
+import { DatabasePoolMetrics } from './pool-metrics';
 
 @Module({
   imports: [
@@ -14,9 +15,10 @@ import { databaseOptions, ensureDatabase, runMigrations } from './database.optio
           const applied = await runMigrations(url);
           if (applied.length) new Logger('Database').log(`Applied migrations: ${applied.join(', ')}`);
         }
-        return databaseOptions(url, config.env.DATABASE_READ_URL);
+        return databaseOptions(url, config.env.DATABASE_READ_URL, config.databasePoolSize);
       },
     }),
   ],
+  providers: [DatabasePoolMetrics],
 })
 export class DatabaseModule {}

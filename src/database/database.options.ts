@@ -13,9 +13,10 @@ export const DATABASE_CONNECT_TIMEOUT_MS = 5000;
 /**
  * The one description of Mailroom's database: the app, the migration runner and the TypeORM CLI use it. With
  * `readUrl` (a replica) TypeORM keeps a second pool there, which only readPool() hands out: everything else,
- * reads included, stays on `url`, so nothing reads its own writes from a replica that lags.
+ * reads included, stays on `url`, so nothing reads its own writes from a replica that lags. `poolSize` bounds each
+ * pool: the app passes its thread's share of DATABASE_POOL_SIZE; the migration runner and the CLI use a few at most.
  */
-export function databaseOptions(url: string, readUrl?: string): DataSourceOptions {
+export function databaseOptions(url: string, readUrl?: string, poolSize = 20): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -26,13 +27,18 @@ export function databaseOptions(url: string, readUrl?: string): DataSourceOption
     synchronize: false,
     migrationsRun: false,
     connectTimeoutMS: DATABASE_CONNECT_TIMEOUT_MS, // node-postgres' connectionTimeoutMillis
-    extra: { max: 20 },
+    extra: { max: poolSize },
   };
 }
 
-/** Calls `listener` each time the pool opens a connection (TypeORM's driver holds node-postgres' pool as `master`). */
+/** The pool of DATABASE_URL (TypeORM's driver holds node-postgres' pool as `master`). */
+export function mainPool(dataSource: DataSource): Pool {
+  return (dataSource.driver as PostgresDriver).master as Pool;
+}
+
+/** Calls `listener` each time the pool opens a connection. */
 export function onNewConnection(dataSource: DataSource, listener: () => void): void {
-  ((dataSource.driver as PostgresDriver).master as Pool).on('connect', listener);
+  mainPool(dataSource).on('connect', listener);
 }
 
 /** The pool of the read replica (DATABASE_READ_URL), or the main one without it: for reads that may lag. */

@@ -5,6 +5,7 @@ import { IDEMPOTENCY_RECORD_COLUMNS, IdempotentAnswer, idempotencyRecordValues }
 import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
 import { emails } from '../metrics/metrics';
 import { Metering, usageStatement } from '../quotas/usage-statement';
+import { isStored } from './attachments/attachment-content';
 import type { MessageWithEvents } from './email.repository';
 
 /** Adds a value to the statement's parameters and gives its placeholder (`$7`). */
@@ -57,7 +58,7 @@ interface PendingAcceptance extends Acceptance {
 
 /** Inserts that arrive while a flush runs wait for the next one; so busy periods commit many at once. */
 const MAX_BATCH = 200;
-/** A statement carries at most this much content (one bigger message goes alone): attachments make rows of 35 MB. */
+/** A statement carries at most this much content (one bigger message goes alone): bodies of up to 10 MB. */
 const MAX_BATCH_BYTES = 16 * 1024 * 1024;
 const MAX_CONCURRENT_FLUSHES = 4;
 
@@ -133,7 +134,12 @@ export class AcceptanceRepository {
         m.metadata === null || m.metadata === undefined ? null : JSON.stringify(m.metadata),
         m.envelopeFrom ?? null,
         m.inboundMessageId ?? null,
+        contentJson.length,
       ]),
+    );
+    // Each message's hold on the attachment bytes it refers to (stored before this statement, by AttachmentStore).
+    const referenceRows = messages.flatMap(({ message }) =>
+      [...new Set(message.content.attachments.filter(isStored).map((a) => a.hash))].map((hash) => placeholders([message.id, hash])),
     );
     const eventRows = messages.flatMap(({ message, events }) =>
       events.map((e) => placeholders([message.id, e.type, e.recipient ?? null, e.detail ?? null, e.occurredAt ?? new Date()])),
@@ -145,13 +151,14 @@ export class AcceptanceRepository {
         ? [
             'INSERT INTO messages (id, account_id, status, from_address, from_domain, subject, recipients, pending_recipients, ' +
               'suppressed_recipients, header_message_id, content, priority, scheduled_for, tracking, list_id, template_name, system_sender, metadata, ' +
-              'envelope_from, inbound_message_id) ' +
+              'envelope_from, inbound_message_id, content_bytes) ' +
               `VALUES ${messageRows.join(', ')}`,
           ]
         : []),
       ...(eventRows.length
         ? [`INSERT INTO message_events (message_id, type, recipient, detail, occurred_at) VALUES ${eventRows.join(', ')}`]
         : []),
+      ...(referenceRows.length ? [`INSERT INTO message_attachments (message_id, hash) VALUES ${referenceRows.join(', ')}`] : []),
       ...companionStatements(
         batch.flatMap(({ statements: companions }) => companions ?? []),
         param,

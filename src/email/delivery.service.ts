@@ -1,13 +1,15 @@
 import { createPrivateKey } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { ByteBudget } from '../common/byte-budget';
 import { allFulfilled, MicroBatch } from '../common/micro-batch';
 import type { Domain } from '../domains/domain.entity';
 import { DomainsService } from '../domains/domains.service';
 import { SuppressionService } from '../suppression/suppression.service';
-import { trackedContent } from '../tracking/tracked-content';
-import { TrackingTokens } from '../tracking/tracking-tokens';
+import { TrackedContentService } from '../tracking/tracked-content.service';
 import { DeliveredOutcome, DeliveredOutcomes } from './delivered-outcomes';
-import { DKIM_SIGNED_HEADERS, DkimKey, signMessage } from './dkim-signer';
+import { AppConfigService } from '../config/app-config.service';
+import { AttachmentStore, AttachmentUnavailable } from './attachments/attachment-store';
+import { DKIM_SIGNED_HEADERS, DkimKey, signSource } from './dkim-signer';
 import { DeliverableMessage, EmailRepository, NewEvent } from './email.repository';
 import { composeMime } from './message-content';
 import { AWAITING_DELIVERY, MessageStatus } from './message.entity';
@@ -15,7 +17,7 @@ import { ProviderHealth } from './provider-health';
 import { ReturnPaths } from './return-path';
 import { SendPacer } from './send-pacer';
 import { classifySmtpError } from './smtp-outcome';
-import { MAIL_TRANSPORT, MailTransport, ProviderFailure } from './transport/mail-transport';
+import { bufferSource, MAIL_TRANSPORT, MailTransport, MessageSource, ProviderFailure } from './transport/mail-transport';
 
 /** Thrown to make Bull retry the job later (D-20 schedule). */
 export class DeferredDelivery extends Error {}
@@ -63,6 +65,8 @@ export class DeliveryService {
   private readonly signingKeys = new Map<string, { domainId: string; key: DkimKey; expires: number }>();
   /** The domain lookups of concurrent attempts: one query per distinct domain. */
   private readonly verifiedDomains = new MicroBatch<DomainLookup, Domain | null>((lookups) => this.findVerifiedDomains(lookups), 100, 2);
+  /** What this thread's deliveries hold loaded at once (DELIVERY_BATCH_BYTES). */
+  private readonly budget: ByteBudget;
 
   constructor(
     private readonly repository: EmailRepository,
@@ -71,10 +75,14 @@ export class DeliveryService {
     private readonly pacer: SendPacer,
     private readonly outcomes: DeliveredOutcomes,
     private readonly providerHealth: ProviderHealth,
-    private readonly trackingTokens: TrackingTokens,
+    private readonly trackedContent: TrackedContentService,
     private readonly returnPaths: ReturnPaths,
     @Inject(MAIL_TRANSPORT) private readonly transport: MailTransport,
-  ) {}
+    private readonly attachments: AttachmentStore,
+    config: AppConfigService,
+  ) {
+    this.budget = new ByteBudget(config.env.DELIVERY_BATCH_BYTES);
+  }
 
   /**
    * Rejects to have Bull retry the job: DeferredDelivery, NotYetDue (a scheduled message's job that ran early),
@@ -114,20 +122,26 @@ export class DeliveryService {
     const outcome: AttemptOutcome = { pending: message.pendingRecipients, suppressed, accepted: [], rejected: [], response: '' };
     if (recipients.length === 0) return this.record(message, info, outcome);
 
-    const source = await this.source(message);
-    const raw = dkim ? await signMessage(source, dkim) : source;
-    await this.pacer.acquire(recipients.length);
-    if (message.status === 'scheduled' && !(await this.repository.claimScheduled(message.id))) return; // cancelled meanwhile
-
+    // What sending loads (the content, a forwarded message's bytes) waits for room in this thread; attachments stream.
+    const release = await this.budget.acquire(message.loadBytes);
     try {
-      const from = message.envelopeFrom ?? this.returnPaths.address(message.id);
-      const result = await this.transport.send({ messageId, from, recipients, raw });
-      Object.assign(outcome, result);
-      this.providerHealth.working();
-    } catch (err) {
-      if (!(err instanceof ProviderFailure)) throw err;
-      outcome.providerFailure = err.description;
-      void this.providerHealth.failing(err.description);
+      const composed = await this.source(message);
+      const source = dkim ? await signSource(composed, dkim) : composed;
+      await this.pacer.acquire(recipients.length);
+      if (message.status === 'scheduled' && !(await this.repository.claimScheduled(message.id))) return; // cancelled meanwhile
+
+      try {
+        const from = message.envelopeFrom ?? this.returnPaths.address(message.id);
+        const result = await this.transport.send({ messageId, from, recipients, source });
+        Object.assign(outcome, result);
+        this.providerHealth.working();
+      } catch (err) {
+        if (!(err instanceof ProviderFailure)) throw err;
+        outcome.providerFailure = err.description;
+        void this.providerHealth.failing(err.description);
+      }
+    } finally {
+      release();
     }
     if (outcome.accepted.length) await this.outcomes.save(message.id, outcome);
     await this.record(message, info, outcome);
@@ -212,13 +226,19 @@ export class DeliveryService {
 
   /**
    * The bytes to send: a forwarded message as it was received, under the trace fields added when it was taken
-   * (D-31); any other composed from its content, tracked.
+   * (D-31); any other composed from its content, tracked (its click links recorded before it can leave), its
+   * stored attachments read as it is sent.
    */
-  private async source(message: DeliverableMessage): Promise<Buffer> {
-    if (!message.inboundMessageId) return composeMime(message.id, message.headerMessageId, trackedContent(message, this.trackingTokens));
+  private async source(message: DeliverableMessage): Promise<MessageSource> {
+    if (!message.inboundMessageId) {
+      const content = message.content ?? (await this.repository.contentForDelivery(message.id));
+      if (!content) throw new DeliveryError('the message is gone');
+      const tracked = await this.trackedContent.contentToSend({ ...message, content });
+      return () => composeMime(message.id, message.headerMessageId, tracked, (attachment) => this.attachments.open(attachment));
+    }
     const received = await this.repository.receivedSource(message.inboundMessageId);
     if (!received) throw new DeliveryError(`the received message ${message.inboundMessageId} is gone`);
-    return received;
+    return bufferSource(received);
   }
 
   /** Ends a message that must not go out at all. */
@@ -242,7 +262,8 @@ export class DeliveryService {
     const log = `Attempt ${info.attempt} of ${messageId} failed: ${error.message}${cause}`;
     if (info.isLastAttempt) this.logger.error(`${log}; the message is failed`);
     else this.logger.warn(log);
-    const description = error instanceof DeliveryError ? error.message : 'internal error (details in the server log)';
+    const readable = error instanceof DeliveryError || error instanceof AttachmentUnavailable;
+    const description = readable ? error.message : 'internal error (details in the server log)';
     await this.repository
       .countFailedAttempt(messageId, description, info.isLastAttempt)
       .catch((err: Error) => this.logger.warn(`Could not count the failed attempt of ${messageId}: ${err.message}`));

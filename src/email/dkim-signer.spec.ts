@@ -1,8 +1,10 @@
 import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
 import fc from 'fast-check';
 import nodemailer from 'nodemailer';
 import { composeMime } from './message-content';
-import { DKIM_SIGNED_HEADERS, type DkimKey, signMessage } from './dkim-signer';
+import { DKIM_SIGNED_HEADERS, type DkimKey, signMessage, signSource } from './dkim-signer';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { dkimVerify } = require('mailauth/lib/dkim/verify') as {
   dkimVerify: (raw: Buffer, options: { resolver: (name: string, type: string) => Promise<string[][]> }) => Promise<DkimResults>;
@@ -33,19 +35,35 @@ async function sentByNodemailer(raw: Buffer, dkim?: DkimKey): Promise<string> {
 const sentSignedByUs = async (raw: Buffer) => sentByNodemailer(await signMessage(raw, key));
 
 const composed = (content: Partial<Parameters<typeof composeMime>[2]> = {}) =>
-  composeMime('msg_01j0000000000000000000000', '<01j@acme.test>', {
-    from: { name: 'Acme', address: 'hello@acme.test' },
-    to: [{ name: 'Ada Lovelace', address: 'ada@example.org' }],
-    cc: [],
-    replyTo: [],
-    subject: 'Your weekly report',
-    text: 'Hello,\n\nthe report.',
-    html: '<p>Hello</p>',
-    headers: {},
-    attachments: [],
-    date: '2026-11-24T10:00:00.000Z',
-    ...content,
-  });
+  buffer(
+    composeMime('msg_01j0000000000000000000000', '<01j@acme.test>', {
+      from: { name: 'Acme', address: 'hello@acme.test' },
+      to: [{ name: 'Ada Lovelace', address: 'ada@example.org' }],
+      cc: [],
+      replyTo: [],
+      subject: 'Your weekly report',
+      text: 'Hello,\n\nthe report.',
+      html: '<p>Hello</p>',
+      headers: {},
+      attachments: [],
+      date: '2026-11-24T10:00:00.000Z',
+      ...content,
+    }),
+  );
+
+/** A source that hands `raw` over in pieces cut at `cuts`, counting how often it is read. */
+function piecewise(raw: Buffer, cuts: number[]): { open: () => Readable; readings: () => number } {
+  let readings = 0;
+  const ends = [...new Set(cuts.map((c) => Math.min(c, raw.length)))].sort((a, b) => a - b);
+  const pieces = [0, ...ends].map((start, i) => raw.subarray(start, [...ends, raw.length][i]));
+  return {
+    open: () => {
+      readings++;
+      return Readable.from(pieces, { objectMode: false });
+    },
+    readings: () => readings,
+  };
+}
 
 describe('signMessage', () => {
   it('sends the bytes nodemailer’s own DKIM signing sent, and mailauth verifies them', async () => {
@@ -86,5 +104,41 @@ describe('signMessage', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('signs a source read twice in pieces cut anywhere (an empty line split across them too) as it signs its bytes', async () => {
+    const message = fc.tuple(
+      fc.constantFrom(
+        'From: a@acme.test\r\nSubject: x\r\n\r\nbody  \r\n\r\n',
+        'From: a@acme.test\nSubject: x\n\nbody\r',
+        'From: a@acme.test\r\nSubject: x\n\r\n\tline \r\r\nend',
+        'From: a@acme.test\r\nSubject: no body',
+        '',
+      ),
+      fc.array(fc.nat(60), { maxLength: 6 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(message, async ([text, cuts]) => {
+        const raw = Buffer.from(text, 'latin1');
+        const source = piecewise(raw, cuts);
+        const signed = await buffer((await signSource(source.open, key))());
+        expect(signed.toString('latin1')).toBe((await signMessage(raw, key)).toString('latin1'));
+        expect(source.readings()).toBe(2);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('signs a composed message with a large attachment as nodemailer does, and reads it again for every sending', async () => {
+    const raw = await composed({
+      attachments: [{ filename: 'big.bin', content: Buffer.alloc(3 * 1024 * 1024, 'x\t \r\n').toString('base64') }],
+    });
+    const source = piecewise(raw, [17, 4096, 65_536, 1_000_000]);
+    const signedSource = await signSource(source.open, key);
+    const first = await buffer(signedSource());
+    const second = await buffer(signedSource());
+    expect(source.readings()).toBe(3);
+    expect(first.equals(second)).toBe(true);
+    expect(await sentByNodemailer(first)).toBe(await sentByNodemailer(raw, key));
   });
 });

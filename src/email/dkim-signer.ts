@@ -1,8 +1,13 @@
-import { createHash, type KeyObject, sign as signAsync } from 'node:crypto';
+import { type KeyObject, sign as signAsync } from 'node:crypto';
+import { once } from 'node:events';
+import { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
 import { promisify } from 'node:util';
+import RelaxedBody from 'nodemailer/lib/dkim/relaxed-body';
 import dkimSign from 'nodemailer/lib/dkim/sign';
 import { foldLines } from 'nodemailer/lib/mime-funcs';
 import { normalizeDomain } from 'nodemailer/lib/shared';
+import { bufferSource, type MessageSource } from './transport/mail-transport';
 
 const rsaSign = promisify(signAsync);
 
@@ -26,39 +31,90 @@ export const DKIM_SIGNED_HEADERS =
 
 /**
  * DKIM-signs a message (RFC 6376, rsa-sha256, relaxed/relaxed) the way nodemailer's `dkim` option does, byte for
- * byte, except that the RSA signature is computed by `crypto.sign` in libuv's thread pool: signing is a quarter
- * of a delivery's CPU, and nodemailer signs synchronously on the event loop. The header canonicalisation is
- * nodemailer's own; the body hash and the header parse follow its rules (bare LF ends a line, a lone CR is
- * content). `dkim-signer.spec.ts` holds both to nodemailer's output.
+ * byte, except that the RSA signature is computed by `crypto.sign` in libuv's thread pool (signing is a quarter
+ * of a delivery's CPU, and nodemailer signs synchronously on the event loop), and that the message is never held
+ * whole: nodemailer's signer keeps it in memory (or, with `cacheDir`, spools it to disk) to send it after the
+ * signature it needs all of it for. Here the source is read twice, once for its header and body hash, then again
+ * behind the DKIM-Signature field (a composed message is the same bytes at every reading). The header
+ * canonicalisation and the body hash (RelaxedBody, streaming) are nodemailer's own; the header parse follows its
+ * rules (bare LF ends a line, a lone CR is content). `dkim-signer.spec.ts` holds it to nodemailer's output.
  */
-export async function signMessage(source: Buffer, key: DkimKey): Promise<Buffer> {
-  const raw = withLastLineBreak(source);
-  const split = headerEnd(raw);
-  const rawHeaders = raw.subarray(0, split);
-  const body = raw.subarray(split);
-  const bodyHash = createHash('sha256').update(relaxedBody(body), 'latin1').digest('base64');
-
+export async function signSource(source: MessageSource, key: DkimKey): Promise<MessageSource> {
+  const { rawHeaders, bodyHash, lastLineBreak } = await digest(source());
   const canonical = dkimSign.relaxedHeaders(parseHeaderFields(rawHeaders.toString('latin1')), key.headerFieldNames);
   const field = signatureFieldWithoutB(key, canonical.fieldNames, bodyHash);
   const signedData = `${canonical.headers}dkim-signature:${relaxedHeaderValue(field)}`;
   const signature = (await rsaSign('sha256', Buffer.from(signedData, 'latin1'), key.privateKey)).toString('base64');
   const folded = signature.replace(/(^.{73}|.{75}(?!\r?\n|\r))/g, '$&\r\n ').trim();
-  return Buffer.concat([Buffer.from(`${field}${folded}\r\n`), rawHeaders, body]);
+  const signatureField = Buffer.from(`${field}${folded}\r\n`);
+  return () => Readable.from(signed(signatureField, source, lastLineBreak), { objectMode: false });
 }
 
-/** nodemailer's transport ends a raw message with a line break before it signs (LF after a last CR, else CRLF). */
-function withLastLineBreak(raw: Buffer): Buffer {
-  const last = raw.length ? raw[raw.length - 1] : -1;
-  if (last === 0x0a) return raw;
-  return Buffer.concat([raw, Buffer.from(last === 0x0d ? '\n' : '\r\n')]);
+/** signSource for bytes in memory. */
+export async function signMessage(source: Buffer, key: DkimKey): Promise<Buffer> {
+  return buffer((await signSource(bufferSource(source), key))());
 }
 
-/** Where the body starts: after the first empty line (LF LF or LF CR LF), or the end when there is none. */
-function headerEnd(raw: Buffer): number {
-  const candidates = [raw.indexOf('\n\n'), raw.indexOf('\n\r\n')].filter((i) => i >= 0);
-  if (candidates.length === 0) return raw.length;
-  const at = Math.min(...candidates);
-  return at + (raw[at + 1] === 0x0d ? 3 : 2);
+async function* signed(signatureField: Buffer, source: MessageSource, lastLineBreak: Buffer): AsyncGenerator<Buffer> {
+  yield signatureField;
+  for await (const chunk of source()) yield chunk as Buffer;
+  if (lastLineBreak.length) yield lastLineBreak;
+}
+
+interface Digest {
+  /** The header section, up to and with the empty line that ends it. */
+  rawHeaders: Buffer;
+  /** Base64 SHA-256 of the relaxed body. */
+  bodyHash: string;
+  /** What the signed message gets after the source (nodemailer's transport ends a raw message with a line break). */
+  lastLineBreak: Buffer;
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * Reads a message once: its header section (up to the first empty line, LF LF or LF CR LF; all of it when there
+ * is none) and the hash of its relaxed body, as if it ended with a line break (LF after a last CR, else CRLF).
+ */
+async function digest(message: Readable): Promise<Digest> {
+  const body = new RelaxedBody({ hashAlgo: 'sha256' });
+  body.resume(); // only its hash is wanted, not the bytes it passes on
+  const hashed = once(body, 'hash') as Promise<[string]>;
+  const headerParts: Buffer[] = [];
+  let inHeader = true;
+  // The last two bytes seen, for an empty line that spans chunks.
+  let previous = -1;
+  let beforePrevious = -1;
+  const feed = async (chunk: Buffer) => {
+    let bodyPart = chunk;
+    if (inHeader) {
+      let end = -1;
+      for (let i = 0; i < chunk.length && end < 0; i++) {
+        const byte = chunk[i];
+        if (byte === LF && (previous === LF || (previous === CR && beforePrevious === LF))) end = i + 1;
+        beforePrevious = previous;
+        previous = byte;
+      }
+      if (end < 0) return void headerParts.push(chunk);
+      headerParts.push(chunk.subarray(0, end));
+      bodyPart = chunk.subarray(end);
+      inHeader = false;
+    }
+    if (bodyPart.length && !body.write(bodyPart)) await once(body, 'drain');
+  };
+  let last = -1;
+  for await (const data of message) {
+    const chunk = Buffer.isBuffer(data) ? data : Buffer.from(data as string);
+    if (chunk.length === 0) continue;
+    last = chunk[chunk.length - 1];
+    await feed(chunk);
+  }
+  const lastLineBreak = Buffer.from(last === LF ? '' : last === CR ? '\n' : '\r\n');
+  await feed(lastLineBreak);
+  body.end();
+  const [bodyHash] = await hashed;
+  return { rawHeaders: Buffer.concat(headerParts), bodyHash, lastLineBreak };
 }
 
 /** Header fields, unfolded (continuation lines start with SP or HTAB), each with its lower-cased name. */
@@ -77,22 +133,6 @@ function parseHeaderFields(headers: string): { key: string; line: string }[] {
         .toLowerCase(),
       line,
     }));
-}
-
-/**
- * The relaxed body (RFC 6376 §3.4.4) as a latin1 string: runs of SP/HTAB become one SP, whitespace at line ends
- * and empty lines at the end go, and a last line without a break gets one.
- */
-export function relaxedBody(body: Buffer): string {
-  const lines = body
-    .toString('latin1')
-    .split(/\r?\n/)
-    .map((line) => line.replace(/[ \t]+/g, ' ').replace(/ $/, ''));
-  let end = lines.length;
-  while (end > 0 && lines[end - 1] === '') end--;
-  let out = '';
-  for (let i = 0; i < end; i++) out += `${lines[i]}\r\n`;
-  return out;
 }
 
 /** The DKIM-Signature field up to `b=`, folded at 76 columns, as nodemailer writes it. */

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfigService } from '../config/app-config.service';
 import { DomainsModule } from '../domains/domains.module';
 import { ListsModule } from '../lists/lists.module';
+import { observePool } from '../metrics/metrics';
 import { QuotasModule } from '../quotas/quotas.module';
 import { SuppressionModule } from '../suppression/suppression.module';
 import { TemplatesModule } from '../templates/templates.module';
@@ -14,6 +15,7 @@ import { EmailController } from './email.controller';
 import { EmailProcessor } from './email.processor';
 import { EmailQueue } from './email.queue';
 import { AcceptanceRepository } from './acceptance.repository';
+import { AttachmentStore } from './attachments/attachment-store';
 import { EmailRepository } from './email.repository';
 import { LateEventsRepository } from './late-events.repository';
 import { EmailService } from './email.service';
@@ -35,8 +37,12 @@ import { SmtpTransport } from './transport/smtp.transport';
 const transportProvider: Provider = {
   provide: MAIL_TRANSPORT,
   inject: [AppConfigService],
-  useFactory: (config: AppConfigService): MailTransport =>
-    config.env.SMTP_URL ? new SmtpTransport(config.env.SMTP_URL, config.env.SMTP_POOL_SIZE) : new OutboxTransport(config.env.OUTBOX_DIR),
+  useFactory: (config: AppConfigService): MailTransport => {
+    if (!config.env.SMTP_URL) return new OutboxTransport(config.env.OUTBOX_DIR);
+    const transport = new SmtpTransport(config.env.SMTP_URL, config.env.SMTP_POOL_SIZE);
+    observePool('smtp', () => transport.connections());
+    return transport;
+  },
 };
 
 /**
@@ -75,6 +81,7 @@ export class EmailModule {
       providers: [
         EmailService,
         AcceptanceRepository,
+        AttachmentStore,
         EmailRepository,
         LateEventsRepository,
         EmailQueue,
@@ -85,7 +92,7 @@ export class EmailModule {
         ReturnPaths,
         ...workerProviders,
       ],
-      exports: [EmailService, LateEventsRepository, ReturnPaths],
+      exports: [EmailService, LateEventsRepository, ReturnPaths, AttachmentStore],
     };
   }
 }

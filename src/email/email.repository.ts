@@ -2,10 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { MessageEvent, MessageEventType } from './message-event.entity';
-import { AWAITING_DELIVERY, Message, MessageStatus } from './message.entity';
+import { AWAITING_DELIVERY, Message, MessageContent, MessageStatus } from './message.entity';
+import { ATTACHMENT_READ_BYTES, type AttachmentUpload } from './attachments/attachment-content';
 import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
 import type { AddParam } from './acceptance.repository';
 import { emails } from '../metrics/metrics';
+import { AppConfigService } from '../config/app-config.service';
 
 export interface NewEvent {
   type: MessageEventType;
@@ -26,7 +28,6 @@ export type DeliverableMessage = Pick<
   | 'systemSender'
   | 'pendingRecipients'
   | 'headerMessageId'
-  | 'content'
   | 'attempts'
   | 'sentAt'
   | 'tracking'
@@ -34,7 +35,15 @@ export type DeliverableMessage = Pick<
   | 'envelopeFrom'
   | 'inboundMessageId'
   | 'scheduledFor'
->;
+> & {
+  /** Loaded with the rest when small; null when it is to be loaded on its own (contentForDelivery). */
+  content: MessageContent | null;
+  /**
+   * What sending it holds in memory: its content as JSON, a forwarded message's received bytes, and the reading of its
+   * stored attachments (streamed: ATTACHMENT_READ_BYTES, whatever their size).
+   */
+  loadBytes: number;
+};
 
 interface DeliverableRow {
   id: string;
@@ -45,7 +54,8 @@ interface DeliverableRow {
   system_sender: boolean;
   pending_recipients: string[];
   header_message_id: string;
-  content: Message['content'];
+  content: MessageContent | null;
+  load_bytes: number;
   attempts: number;
   sent_at: Date | null;
   tracking: Message['tracking'];
@@ -67,6 +77,8 @@ export interface TransitionChanges {
 export interface MessageWithEvents {
   message: Message;
   events: NewEvent[];
+  /** The bytes of the attachments its content refers to, stored before it is accepted (EmailService.accept). */
+  attachments?: AttachmentUpload[];
 }
 
 /** The delivery worker's loads and results: concurrent jobs share statements the same way. */
@@ -150,27 +162,55 @@ export class EmailRepository {
     MAX_DELIVERY_BATCH,
     MAX_CONCURRENT_DELIVERY_BATCHES,
   );
+  private readonly contentLoads = new MicroBatch<string, MessageContent | null>(
+    (ids) => this.loadContents(ids),
+    MAX_DELIVERY_BATCH,
+    MAX_CONCURRENT_DELIVERY_BATCHES,
+  );
+  /**
+   * Content up to this size comes with the rest of a delivery load, so that a batch of MAX_DELIVERY_BATCH loads at
+   * most DELIVERY_BATCH_BYTES; larger content is loaded on its own once the delivery's budget admits it.
+   */
+  private readonly inlineContentBytes: number;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    config: AppConfigService,
+  ) {
+    this.inlineContentBytes = Math.floor(config.env.DELIVERY_BATCH_BYTES / MAX_DELIVERY_BATCH);
+  }
 
   findForAccount(accountId: string, messageId: string): Promise<Message | null> {
     return this.dataSource.getRepository(Message).findOne({
       where: { id: messageId, accountId },
-      select: { id: true, accountId: true, status: true, recipients: true, createdAt: true },
+      select: { id: true, accountId: true, status: true, recipients: true, createdAt: true, contentSweptAt: true },
     });
   }
 
-  /** What a delivery attempt needs of a message. Concurrent loads share one query. */
+  /**
+   * What a delivery attempt needs of a message, with its content unless that is large, and what sending it loads.
+   * Concurrent loads share one query.
+   */
   findForDelivery(messageId: string): Promise<DeliverableMessage | null> {
     return this.deliveryLoads.submit(messageId);
   }
 
+  /** A message's content on its own, for a delivery whose budget admitted it (null when the message is gone). */
+  contentForDelivery(messageId: string): Promise<MessageContent | null> {
+    return this.contentLoads.submit(messageId);
+  }
+
   private async loadForDelivery(messageIds: string[]): Promise<PromiseSettledResult<DeliverableMessage | null>[]> {
+    // Messages accepted before content_bytes was kept are measured here; attachments they hold inline count.
     const rows: DeliverableRow[] = await this.dataSource.query(
-      'SELECT id, account_id, status, from_address, from_domain, system_sender, pending_recipients, header_message_id, content, attempts, sent_at, ' +
-        'tracking, list_id, envelope_from, inbound_message_id, scheduled_for ' +
-        'FROM messages WHERE id = ANY($1::varchar[])',
-      [[...new Set(messageIds)]],
+      'SELECT m.id, m.account_id, m.status, m.from_address, m.from_domain, m.system_sender, m.pending_recipients, m.header_message_id, ' +
+        'CASE WHEN w.content_bytes <= $2 THEN m.content END AS content, w.content_bytes + w.received_bytes + w.attachment_bytes AS load_bytes, ' +
+        'm.attempts, m.sent_at, m.tracking, m.list_id, m.envelope_from, m.inbound_message_id, m.scheduled_for ' +
+        'FROM messages m CROSS JOIN LATERAL (SELECT COALESCE(m.content_bytes, octet_length(m.content::text)) AS content_bytes, ' +
+        'COALESCE((SELECT COALESCE(octet_length(i.source), 0) + octet_length(i.trace) FROM inbound_messages i WHERE i.id = m.inbound_message_id), 0) ' +
+        'AS received_bytes, CASE WHEN EXISTS (SELECT 1 FROM message_attachments r WHERE r.message_id = m.id) THEN $3 ELSE 0 END AS attachment_bytes) w ' +
+        'WHERE m.id = ANY($1::varchar[])',
+      [[...new Set(messageIds)], this.inlineContentBytes, ATTACHMENT_READ_BYTES],
     );
     const byId = new Map(rows.map((row) => [row.id, row]));
     return messageIds.map((id): PromiseSettledResult<DeliverableMessage | null> => {
@@ -187,6 +227,7 @@ export class EmailRepository {
         pendingRecipients: [...row.pending_recipients],
         headerMessageId: row.header_message_id,
         content: row.content,
+        loadBytes: Number(row.load_bytes),
         attempts: row.attempts,
         sentAt: row.sent_at,
         tracking: row.tracking,
@@ -199,10 +240,19 @@ export class EmailRepository {
     });
   }
 
-  /** A received message as it is forwarded: its trace fields on top of the bytes received (D-31); null when gone. */
+  private async loadContents(messageIds: string[]): Promise<PromiseSettledResult<MessageContent | null>[]> {
+    const rows: { id: string; content: MessageContent }[] = await this.dataSource.query(
+      'SELECT id, content FROM messages WHERE id = ANY($1::varchar[])',
+      [[...new Set(messageIds)]],
+    );
+    const byId = new Map(rows.map((row) => [row.id, row.content]));
+    return allFulfilled(messageIds.map((id) => byId.get(id) ?? null));
+  }
+
+  /** A received message as it is forwarded: its trace fields on top of the bytes received (D-31); null when gone (or swept). */
   async receivedSource(inboundMessageId: string): Promise<Buffer | null> {
     const rows: { trace: string; source: Buffer }[] = await this.dataSource.query(
-      'SELECT trace, source FROM inbound_messages WHERE id = $1',
+      'SELECT trace, source FROM inbound_messages WHERE id = $1 AND source IS NOT NULL',
       [inboundMessageId],
     );
     return rows.length ? Buffer.concat([Buffer.from(rows[0].trace, 'latin1'), rows[0].source]) : null;

@@ -20,6 +20,8 @@ import { Acceptance, AcceptanceRepository, meteringOf } from './acceptance.repos
 import { EmailRepository, MessageWithEvents, NewEvent } from './email.repository';
 import { checkAttachments, checkBodySize, checkCustomHeaders, MAX_RECIPIENTS, parseMailbox, parseRecipients } from './message-content';
 import { Message } from './message.entity';
+import { type AttachmentInput, prepareAttachments } from './attachments/attachment-content';
+import { AttachmentStore } from './attachments/attachment-store';
 
 const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600 * 1000;
 /** A scheduled message can be cancelled until this long before its time. */
@@ -50,8 +52,8 @@ export interface ComposedEmail {
   subject: string;
   text: string;
   html: string;
-  /** Content base64. */
-  attachments?: { filename: string; content: string; contentType: string }[];
+  /** Content base64, or bytes. */
+  attachments?: AttachmentInput[];
 }
 
 /** A received message Mailroom forwards as it arrived (D-31): its bytes are in inbound_messages. */
@@ -84,6 +86,7 @@ export class EmailService {
     private readonly idempotency: IdempotencyStore,
     private readonly tokens: TrackingTokens,
     private readonly quotas: QuotaService,
+    private readonly attachmentStore: AttachmentStore,
   ) {}
 
   /** Accepts a message: answers only after it is committed (D-16), then queues its delivery. */
@@ -126,6 +129,7 @@ export class EmailService {
 
     const acceptedAt = new Date();
     const headerMessageId = `<${id.slice(4)}@${fromDomain}>`;
+    const attachments = prepareAttachments(dto.attachments);
 
     const status = scheduledFor ? 'scheduled' : 'queued';
     const message = Object.assign(new Message(), {
@@ -146,11 +150,7 @@ export class EmailService {
         replyTo,
         ...content,
         headers: custom,
-        attachments: (dto.attachments ?? []).map((a) => ({
-          filename: a.filename,
-          content: a.content,
-          ...(a.contentType ? { contentType: a.contentType } : {}),
-        })),
+        attachments: attachments.references,
         date: acceptedAt.toISOString(),
       },
       priority: dto.priority ?? 'normal',
@@ -167,7 +167,10 @@ export class EmailService {
     const answer: SendEmailResponseDto = { success: true, messageId: id, status, ...(suppressed.length ? { suppressed } : {}) };
     const { idempotency } = options;
     await this.idempotency.guard(idempotency, () =>
-      this.accept({ messages: [{ message, events }], idempotency: idempotency && { claim: idempotency, statusCode: 200, body: answer } }),
+      this.accept({
+        messages: [{ message, events, attachments: attachments.uploads }],
+        idempotency: idempotency && { claim: idempotency, statusCode: 200, body: answer },
+      }),
     );
     if (idempotency) idempotency.recorded = true;
     return answer;
@@ -184,6 +187,7 @@ export class EmailService {
     const id = newId('msg');
     const acceptedAt = new Date();
     const fromDomain = email.from.address.slice(email.from.address.lastIndexOf('@') + 1).toLowerCase();
+    const attachments = prepareAttachments(email.attachments);
     const message = immediateMessage(accountId, id, {
       fromAddress: email.from.address,
       fromDomain,
@@ -201,11 +205,11 @@ export class EmailService {
         text: email.text,
         html: email.html,
         headers: {},
-        attachments: email.attachments ?? [],
+        attachments: attachments.references,
         date: acceptedAt.toISOString(),
       },
     });
-    return { message, events: acceptanceEvents(suppressed, acceptedAt) };
+    return { message, events: acceptanceEvents(suppressed, acceptedAt), attachments: attachments.uploads };
   }
 
   /**
@@ -240,14 +244,17 @@ export class EmailService {
   }
 
   /**
-   * Counts what one request accepts against its account's quotas (D-13), commits it in one statement with its
-   * usage (D-16, D-32), then queues each message. The answer does not wait for Redis: enqueue() never rejects,
-   * and a job that fails to reach Redis is re-added by the sweeper.
+   * Counts what one request accepts against its account's quotas (D-13), stores the bytes of its attachments,
+   * commits it in one statement with its usage and its references to those bytes (D-16, D-32), then queues each
+   * message. The answer does not wait for Redis: enqueue() never rejects, and a job that fails to reach Redis is
+   * re-added by the sweeper.
    */
   async accept(acceptance: Acceptance): Promise<void> {
     const metering = meteringOf(acceptance);
     const reservation = metering ? await this.quotas.reserve(metering) : null;
     try {
+      // Bytes of a request that fails from here on are left unreferenced: the store's sweep deletes them.
+      await this.attachmentStore.save(acceptance.messages.flatMap((m) => m.attachments ?? []));
       await this.acceptances.insert(acceptance);
     } catch (err) {
       await reservation?.release();
@@ -274,6 +281,7 @@ export class EmailService {
         ...(e.type === 'clicked' && e.detail ? { url: e.detail } : {}),
         ...(e.machine ? { machine: true } : {}),
       })),
+      ...(message.contentSweptAt ? { contentRemovedAt: message.contentSweptAt.toISOString() } : {}),
     };
   }
 

@@ -1,4 +1,9 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
+import { simpleParser } from 'mailparser';
 import { AppException } from '../common/errors/app.exception';
+import type { StoredAttachment } from './attachments/attachment-content';
 import { checkAttachments, checkCustomHeaders, composeMime, parseMailbox, parseRecipients } from './message-content';
 import type { MessageContent } from './message.entity';
 
@@ -87,15 +92,35 @@ describe('composeMime', () => {
   };
 
   it('fixes Message-ID and Date and keeps custom headers', async () => {
-    const raw = (await composeMime('msg_abc', '<abc@acme.test>', content)).toString();
+    const raw = (await buffer(composeMime('msg_abc', '<abc@acme.test>', content))).toString();
     expect(raw).toContain('Message-ID: <abc@acme.test>');
     expect(raw).toContain('Date: Fri, 02 Jan 2026 03:04:05 +0000');
     expect(raw).toContain('X-Campaign: spring');
   });
 
   it('composes the same bytes at every attempt', async () => {
-    const first = await composeMime('msg_abc', '<abc@acme.test>', content);
-    const second = await composeMime('msg_abc', '<abc@acme.test>', content);
+    const first = await buffer(composeMime('msg_abc', '<abc@acme.test>', content));
+    const second = await buffer(composeMime('msg_abc', '<abc@acme.test>', content));
     expect(first.equals(second)).toBe(true);
+  });
+
+  it('reads a stored attachment from the store as it is composed, and gives the bytes of the same attachment inline', async () => {
+    const bytes = randomBytes(300_000);
+    const stored: MessageContent = {
+      ...content,
+      attachments: [{ filename: 'a.bin', hash: createHash('sha256').update(bytes).digest('hex'), size: bytes.length }],
+    };
+    const inline: MessageContent = { ...content, attachments: [{ filename: 'a.bin', content: bytes.toString('base64') }] };
+    const opened: string[] = [];
+    // The store hands the bytes over in pieces, as it reads its chunks.
+    const open = (attachment: StoredAttachment) => {
+      opened.push(attachment.hash);
+      return Readable.from([bytes.subarray(0, 1000), bytes.subarray(1000)], { objectMode: false });
+    };
+    const fromStore = await buffer(composeMime('msg_abc', '<abc@acme.test>', stored, open));
+    expect(opened).toEqual([(stored.attachments[0] as StoredAttachment).hash]);
+    expect(fromStore.equals(await buffer(composeMime('msg_abc', '<abc@acme.test>', inline)))).toBe(true);
+    const parsed = await simpleParser(fromStore);
+    expect(parsed.attachments.map((a) => a.content.equals(bytes))).toEqual([true]);
   });
 });

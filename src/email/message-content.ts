@@ -1,8 +1,10 @@
+import type { Readable } from 'node:stream';
 import { isEmail } from 'class-validator';
 import addressparser from 'nodemailer/lib/addressparser';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
+import { type AttachmentInput, byteLengthOf, isStored, type StoredAttachment } from './attachments/attachment-content';
 import type { MessageContent } from './message.entity';
 
 /** D-14 limits of one message. */
@@ -79,13 +81,13 @@ export function checkCustomHeaders(headers: Record<string, unknown> = {}): { rep
 }
 
 /** Checks attachments: no line breaks in names or types, and at most 25 MB decoded in all (413). */
-export function checkAttachments(attachments: readonly { filename: string; content: string; contentType?: string }[] = []): void {
+export function checkAttachments(attachments: readonly AttachmentInput[] = []): void {
   let total = 0;
   attachments.forEach((a, i) => {
     if (LINE_BREAK_OR_NUL.test(a.filename) || (a.contentType && LINE_BREAK_OR_NUL.test(a.contentType))) {
       throw AppException.invalidField(`attachments[${i}]`, 'filename and contentType may not contain CR, LF or NUL');
     }
-    total += Buffer.byteLength(a.content, 'base64');
+    total += byteLengthOf(a.content);
   });
   if (total > MAX_ATTACHMENT_BYTES) {
     throw new AppException(ErrorCode.PayloadTooLarge, `Attachments add up to ${total} bytes; the limit is ${MAX_ATTACHMENT_BYTES}`, {
@@ -105,11 +107,24 @@ export function checkBodySize(input: { subject: string; text?: string; html?: st
   }
 }
 
+/** Opens the bytes of a stored attachment (AttachmentStore.open). */
+export type AttachmentOpener = (attachment: StoredAttachment) => Readable;
+
+const noStore: AttachmentOpener = (attachment) => {
+  throw new Error(`no attachment store to read ${attachment.filename} from`);
+};
+
 /**
- * Builds the MIME source of a stored message. Deterministic: the Date, the Message-ID and the multipart
- * boundaries come from the message, so every attempt sends the same bytes. Bcc never appears in it.
+ * The MIME source of a stored message, as a stream: stored attachments are read as it is consumed, never held
+ * whole. Deterministic: the Date, the Message-ID and the multipart boundaries come from the message, so every
+ * reading (every attempt) gives the same bytes. Bcc never appears in it.
  */
-export function composeMime(messageId: string, headerMessageId: string, content: MessageContent): Promise<Buffer> {
+export function composeMime(
+  messageId: string,
+  headerMessageId: string,
+  content: MessageContent,
+  openAttachment: AttachmentOpener = noStore,
+): Readable {
   return new MailComposer({
     from: content.from,
     to: content.to.length ? content.to : undefined,
@@ -121,7 +136,8 @@ export function composeMime(messageId: string, headerMessageId: string, content:
     headers: content.headers,
     attachments: content.attachments.map((a) => ({
       filename: a.filename,
-      content: Buffer.from(a.content, 'base64'),
+      // Messages accepted before attachments were stored apart hold them as base64.
+      content: isStored(a) ? openAttachment(a) : Buffer.from(a.content, 'base64'),
       ...(a.contentType ? { contentType: a.contentType } : {}),
     })),
     messageId: headerMessageId,
@@ -131,5 +147,5 @@ export function composeMime(messageId: string, headerMessageId: string, content:
     disableUrlAccess: true,
   })
     .compile()
-    .build();
+    .createReadStream();
 }

@@ -1,5 +1,6 @@
 import { Column, CreateDateColumn, Entity, Index, UpdateDateColumn } from 'typeorm';
 import { AccountOwned } from '../accounts/account-owned';
+import type { MessageAttachment } from './attachments/attachment-content';
 
 /** Message states (D-15). `delivered` arrives later from provider events. */
 export const MESSAGE_STATUSES = ['queued', 'scheduled', 'sent', 'delivered', 'deferred', 'bounced', 'failed', 'cancelled'] as const;
@@ -7,6 +8,9 @@ export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
 /** States in which a message still waits for a delivery attempt (and so must have a queue job). */
 export const AWAITING_DELIVERY: readonly MessageStatus[] = ['queued', 'scheduled', 'deferred'];
+
+/** States no attempt follows: the body is no longer needed to send (retention may clear it). */
+export const FINAL_STATUSES: readonly MessageStatus[] = ['sent', 'delivered', 'bounced', 'failed', 'cancelled'];
 
 export const PRIORITIES = ['high', 'normal', 'low'] as const;
 export type MessagePriority = (typeof PRIORITIES)[number];
@@ -24,8 +28,8 @@ export interface MessageContent {
   text?: string;
   html?: string;
   headers: Record<string, string>;
-  /** Content as given: base64. */
-  attachments: { filename: string; content: string; contentType?: string }[];
+  /** References to bytes in the AttachmentStore; messages accepted before it hold base64 here. */
+  attachments: MessageAttachment[];
   /** The Date header, ISO 8601. */
   date: string;
 }
@@ -45,6 +49,11 @@ export interface MessageTracking {
 @Index('IX_messages_awaiting_delivery', ['updatedAt'], { where: `"status" IN ('queued', 'scheduled', 'deferred')` })
 /** Provider events (D-24) may name a message by its RFC 5322 Message-ID. */
 @Index('IX_messages_header_message_id', ['headerMessageId'])
+/** Retention: final messages still holding their body, oldest status move first. */
+@Index('IX_messages_content_retention', ['updatedAt'], {
+  where: `"content_swept_at" IS NULL AND "status" IN ('sent', 'delivered', 'bounced', 'failed', 'cancelled')`,
+})
+@Index('IX_messages_inbound_message', ['inboundMessageId'], { where: '"inbound_message_id" IS NOT NULL' })
 export class Message extends AccountOwned {
   @Column({ type: 'varchar', length: 12 })
   status: MessageStatus;
@@ -90,6 +99,10 @@ export class Message extends AccountOwned {
   @Column({ type: 'jsonb' })
   content: MessageContent;
 
+  /** Length of `content` as JSON when accepted: what a delivery loads (null for messages accepted before it was kept). */
+  @Column({ type: 'int', nullable: true })
+  contentBytes: number | null;
+
   @Column({ type: 'varchar', length: 6 })
   priority: MessagePriority;
 
@@ -126,6 +139,13 @@ export class Message extends AccountOwned {
 
   @Column({ type: 'timestamptz', nullable: true })
   sentAt: Date | null;
+
+  /**
+   * When retention cleared the body (text, html, custom headers, attachments) of `content`; its envelope
+   * (from, to, cc, replyTo, subject, date), status and events stay. Null while the body is kept.
+   */
+  @Column({ type: 'timestamptz', nullable: true })
+  contentSweptAt: Date | null;
 
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;

@@ -60,7 +60,7 @@ function tokenOf(key: Buffer, messageId: string): string {
 }
 
 /** RFC 4648 base32 without padding, lower case. */
-function toBase32(bytes: Buffer): string {
+export function toBase32(bytes: Buffer): string {
   let out = '';
   let value = 0;
   let bits = 0;

@@ -8,6 +8,7 @@ import { Account } from '../accounts/account.entity';
  */
 @Entity('event_outbox')
 @Index('IX_event_outbox_unpublished', ['id'], { where: '"published_at" IS NULL' })
+@Index('IX_event_outbox_published', ['publishedAt'], { where: '"published_at" IS NOT NULL' })
 export class OutboxEvent {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;

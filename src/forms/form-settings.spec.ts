@@ -1,5 +1,5 @@
 import { SettingsChecker } from '../common/settings-checker';
-import { checkFormMap, checkFormSettings, FormCheckOptions } from './form-settings';
+import { ALTCHA_MAX_NUMBER, altchaMaxNumberOf, checkFormMap, checkFormSettings, FormCheckOptions } from './form-settings';
 
 const formMap = (value: unknown, requireRecipients = false) => {
   const check = new SettingsChecker();
@@ -138,5 +138,35 @@ describe('checkFormSettings: the CAPTCHA secret', () => {
     expect(spam({ captcha_secret_set: 'yes' }).errors).toEqual([
       { field: 'settings.spam_protection.captcha_secret_set', message: 'must be true or false' },
     ]);
+  });
+});
+
+describe('checkFormSettings: the ALTCHA difficulty', () => {
+  const check = (altcha_maxnumber: unknown) => {
+    const checker = new SettingsChecker();
+    const form = checkFormSettings({ spam_protection: { challenge: 'altcha', altcha_maxnumber } }, 'settings', checker, {
+      requireRecipients: false,
+    });
+    return { form, errors: checker.errors };
+  };
+  const outOfRange = {
+    field: 'settings.spam_protection.altcha_maxnumber',
+    message: `must be a whole number from ${ALTCHA_MAX_NUMBER.min} to ${ALTCHA_MAX_NUMBER.max}`,
+  };
+
+  it('keeps a difficulty within the bounds, and defaults to one in ALTCHA’s range', () => {
+    for (const value of [ALTCHA_MAX_NUMBER.min, 250_000, ALTCHA_MAX_NUMBER.max]) {
+      const { form, errors } = check(value);
+      expect(errors).toEqual([]);
+      expect(altchaMaxNumberOf(form!)).toBe(value);
+    }
+    expect(altchaMaxNumberOf({})).toBe(100_000);
+    expect(altchaMaxNumberOf({ spam_protection: { challenge: 'altcha' } })).toBe(100_000);
+  });
+
+  it('refuses one outside the bounds or not a whole number', () => {
+    for (const value of [ALTCHA_MAX_NUMBER.min - 1, ALTCHA_MAX_NUMBER.max + 1, 0, -5, 150_000.5, '200000', null, [100_000]]) {
+      expect(check(value)).toEqual({ form: undefined, errors: [outOfRange] });
+    }
   });
 });

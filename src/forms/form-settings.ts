@@ -22,6 +22,8 @@ export interface FormSpamProtection {
   content_filter?: boolean;
   /** A check every post must pass: our proof-of-work (ALTCHA) or a CAPTCHA provider's token. */
   challenge?: FormChallenge;
+  /** The difficulty of the ALTCHA challenge: the upper bound of its secret number (ALTCHA_MAX_NUMBER). */
+  altcha_maxnumber?: number;
   /**
    * The site secret of the CAPTCHA provider (turnstile, hcaptcha). Given: the secret itself; null in a change removes
    * the stored one. Stored: sealed (see spam/captcha-secret.ts). Never in a response.
@@ -73,6 +75,18 @@ export const FORM_LIMITS = {
   /** Submissions per hour per client IP: high enough for any real form, within PostgreSQL's integer. */
   rateLimit: 1_000_000_000,
 } as const;
+
+/**
+ * The ALTCHA challenge's search space (altcha-lib's maxnumber): a browser tries half of it on average. ALTCHA's
+ * documentation measures devices at 100,000 (0.3 s on a 2023 laptop, 2.5 s on a low-end 2023 phone) and altcha-lib
+ * defaults to 1,000,000; below 10,000 it is no work at all, above 10,000,000 a phone needs minutes.
+ */
+export const ALTCHA_MAX_NUMBER = { default: 100_000, min: 10_000, max: 10_000_000 } as const;
+
+/** The difficulty of a form's ALTCHA challenge, as issued and as verified. */
+export function altchaMaxNumberOf(settings: FormSettings): number {
+  return settings.spam_protection?.altcha_maxnumber ?? ALTCHA_MAX_NUMBER.default;
+}
 
 const FORM_KEYS = [
   'name',
@@ -208,7 +222,16 @@ function checkSpamProtection(
   keptSecret: FormChallenge | undefined,
 ): FormSpamProtection | undefined {
   if (!check.isObject(value, field)) return undefined;
-  const keys = ['level', 'honeypot', 'rate_limit', 'content_filter', 'challenge', 'captcha_secret', 'captcha_secret_set'];
+  const keys = [
+    'level',
+    'honeypot',
+    'rate_limit',
+    'content_filter',
+    'challenge',
+    'altcha_maxnumber',
+    'captcha_secret',
+    'captcha_secret_set',
+  ];
   check.unknownKeys(value, keys, field);
   const spam: FormSpamProtection = {};
   if (value.level !== undefined) {
@@ -221,6 +244,10 @@ function checkSpamProtection(
   if (value.challenge !== undefined) {
     if (FORM_CHALLENGES.includes(value.challenge as FormChallenge)) spam.challenge = value.challenge as FormChallenge;
     else check.fail(`${field}.challenge`, `must be one of ${FORM_CHALLENGES.join(', ')}`);
+  }
+  if (value.altcha_maxnumber !== undefined) {
+    const { min, max } = ALTCHA_MAX_NUMBER;
+    spam.altcha_maxnumber = check.intInRange(value.altcha_maxnumber, `${field}.altcha_maxnumber`, min, max);
   }
   const secretField = `${field}.captcha_secret`;
   const variable = referencedVariable(value.captcha_secret);

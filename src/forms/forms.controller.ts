@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, Patch, Post, Query, StreamableFile } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiCreatedResponse,
@@ -9,7 +9,6 @@ import {
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
-import type { Response } from 'express';
 import type { AuthContext } from '../common/auth/auth-context';
 import { Auth } from '../common/auth/auth.decorator';
 import { CurrentAuth } from '../common/auth/current-auth.decorator';
@@ -26,13 +25,8 @@ import {
   UpdateFormDto,
 } from './dto/form.dto';
 import type { Form } from './form.entity';
-import type { FormSubmission } from './form-submission.entity';
 import { FormsService } from './forms.service';
-import { submissionsCsv } from './uploads/submissions-csv';
-
-/** Rows a CSV export holds at most (the newest). */
-const CSV_MAX_ROWS = 50_000;
-const CSV_PAGE = 1000;
+import { CSV_FIELD_COLUMNS, SubmissionsExportService } from './submissions-export.service';
 
 /** Every form of the account (domain, collection, stand-alone and instant ones) and their stored submissions. */
 @ApiTags('Forms')
@@ -40,6 +34,7 @@ const CSV_PAGE = 1000;
 export class FormsController {
   constructor(
     private readonly forms: FormsService,
+    private readonly exports: SubmissionsExportService,
     private readonly config: AppConfigService,
   ) {}
 
@@ -107,13 +102,16 @@ export class FormsController {
   @ApiOperation({ summary: 'A form’s stored submissions, newest first; ?format=csv for a spreadsheet' })
   @ApiExtraModels(SubmissionPageDto)
   @ApiOkResponse({
-    description: 'JSON page, or with format=csv a CSV file of every field',
+    description:
+      `JSON page, or with format=csv a CSV file of every submission (streamed): the form's requiredFields and its most ` +
+      `frequent field names up to ${CSV_FIELD_COLUMNS} get a column each, a row's other fields go to other_fields as JSON`,
     content: {
       'application/json': { schema: { $ref: getSchemaPath(SubmissionPageDto) } },
       'text/csv': {
         schema: { type: 'string' },
         example:
-          'id,created_at,status,email,message,files,ip,user_agent,origin\r\nsub_1,2026-06-09T10:00:00.000Z,accepted,ada@example.org,Hello!,,203.0.113.7,Mozilla/5.0,https://example.com\r\n',
+          'id,created_at,status,email,message,files,ip,user_agent,origin,other_fields\r\n' +
+          'sub_1,2026-06-09T10:00:00.000Z,accepted,ada@example.org,Hello!,,203.0.113.7,Mozilla/5.0,https://example.com,"{""company"":""Acme""}"\r\n',
       },
     },
   })
@@ -122,31 +120,15 @@ export class FormsController {
     @CurrentAuth() auth: AuthContext,
     @Param('id') id: string,
     @Query() query: ListSubmissionsQueryDto,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<SubmissionPageDto | string> {
+  ): Promise<SubmissionPageDto | StreamableFile> {
     const form = await this.forms.get(auth.accountId, id);
-    if (query.format === 'csv') {
-      res.setHeader('Content-Type', 'text/csv; charset=utf-8');
-      res.setHeader('Content-Disposition', `attachment; filename="${form.id}-submissions.csv"`);
-      return submissionsCsv(await this.allSubmissions(auth.accountId, form.id, query.status));
-    }
+    if (query.format === 'csv') return this.exports.csv(auth.accountId, form, query.status);
     const page = await this.forms.listSubmissions(auth.accountId, form.id, {
       limit: query.limit ?? 50,
       cursor: query.cursor,
       status: query.status,
     });
     return { submissions: page.submissions.map(SubmissionDto.from), total: page.total, nextCursor: page.nextCursor };
-  }
-
-  private async allSubmissions(accountId: string, formId: string, status: ListSubmissionsQueryDto['status']): Promise<FormSubmission[]> {
-    const rows: FormSubmission[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.forms.listSubmissions(accountId, formId, { limit: CSV_PAGE, cursor, status });
-      rows.push(...page.submissions);
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor && rows.length < CSV_MAX_ROWS);
-    return rows.slice(0, CSV_MAX_ROWS);
   }
 
   private async present(forms: Form[]): Promise<FormDto[]> {

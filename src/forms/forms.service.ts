@@ -3,6 +3,7 @@ import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, IsNull, Not, Repository } from 'typeorm';
 import { SecretBox } from '../common/crypto/secret-box';
 import { AppException } from '../common/errors/app.exception';
+import { decodePageCursor, encodePageCursor, newestFirstPage } from '../common/http/page-cursor';
 import { newId } from '../common/ids';
 import { SettingsChecker } from '../common/settings-checker';
 import { AppConfigService } from '../config/app-config.service';
@@ -110,25 +111,19 @@ export class FormsService implements OnApplicationBootstrap {
     return new Map(rows.map((row) => [row.form_id, Number(row.count)]));
   }
 
-  /** A form's submissions, newest first, keyset-paged: the cursor names the last one of the previous page. */
+  /**
+   * A form's submissions, newest first, keyset-paged: the cursor names the last one of the previous page and carries
+   * the total counted for the first (page-cursor.ts), so only the first page counts the form's submissions.
+   */
   async listSubmissions(accountId: string, formId: string, query: SubmissionQuery): Promise<SubmissionPage> {
+    const listing = `form-submissions:${formId}:${query.status ?? ''}`;
+    const after = query.cursor ? decodePageCursor(listing, query.cursor) : null;
     const base = this.submissions.createQueryBuilder('s').where('s.accountId = :accountId AND s.formId = :formId', { accountId, formId });
     if (query.status) base.andWhere('s.status = :status', { status: query.status });
-    const total = await base.clone().getCount();
+    const total = after?.total ?? (await base.clone().getCount());
     const page = base.clone().select(SUBMISSION_COLUMNS.map((column) => `s.${column}`));
-    if (query.cursor) {
-      const after = decodeCursor(query.cursor);
-      page.andWhere('(s.createdAt, s.id) < (:createdAt, :id)', after);
-    }
-    const rows = await page
-      .orderBy('s.createdAt', 'DESC')
-      .addOrderBy('s.id', 'DESC')
-      .take(query.limit + 1)
-      .getMany();
-    const submissions = rows.slice(0, query.limit);
-    const last = submissions[submissions.length - 1];
-    const nextCursor = rows.length > query.limit && last ? encodeCursor(last) : null;
-    return { submissions, total, nextCursor };
+    const { rows: submissions, next } = await newestFirstPage(page, after, query.limit);
+    return { submissions, total, nextCursor: next && encodePageCursor(listing, next, total) };
   }
 
   /** The oldest held submissions of a form (an instant form waiting for its confirmation), uploads included. */
@@ -317,17 +312,6 @@ const SUBMISSION_COLUMNS: (keyof FormSubmission)[] = [
   'origin',
   'createdAt',
 ];
-
-function encodeCursor(submission: FormSubmission): string {
-  return Buffer.from(`${submission.createdAt.toISOString()}|${submission.id}`).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { createdAt: Date; id: string } {
-  const [at, id] = Buffer.from(cursor, 'base64url').toString().split('|');
-  const createdAt = new Date(at);
-  if (!id || Number.isNaN(createdAt.getTime())) throw AppException.invalidField('cursor', 'is not a cursor this listing gave out');
-  return { createdAt, id };
-}
 
 function validSettings(value: Record<string, unknown>, options: FormCheckOptions = { requireRecipients: true }): FormSettings {
   const check = new SettingsChecker();

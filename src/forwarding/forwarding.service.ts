@@ -120,7 +120,9 @@ export class ForwardingService {
         return { kind: 'returned', address, domain, sender: this.srs.reverse(address) };
       } catch (err) {
         if (!(err instanceof SrsError)) throw err;
-        throw new InboundRefusal(550, `5.1.1 <${address}>: Recipient address rejected: ${err.reason} SRS address`);
+        // Answered as any unknown address: a distinct reply would tell a forger which guesses come close.
+        this.logger.debug(`Refused RCPT TO:<${address}>: ${err.message}`);
+        throw unknownRecipient(address);
       }
     }
     const match = matchRule(domain.settings.forwarding, parts.local);

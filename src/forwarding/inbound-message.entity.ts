@@ -8,6 +8,7 @@ import { AccountOwned } from '../accounts/account-owned';
  */
 @Entity('inbound_messages')
 @Index('IX_inbound_messages_account_created', ['accountId', 'createdAt'])
+@Index('IX_inbound_messages_unswept', ['createdAt'], { where: '"source_swept_at" IS NULL' })
 export class InboundMessage extends AccountOwned {
   /** The forwarding domain (lower-cased) whose addresses the message was for. */
   @Column({ type: 'varchar', length: 253 })
@@ -35,9 +36,13 @@ export class InboundMessage extends AccountOwned {
   @Column({ type: 'int' })
   size: number;
 
-  /** The message exactly as received (after DATA's dot-unstuffing). */
-  @Column({ type: 'bytea' })
-  source: Buffer;
+  /** The message exactly as received (after DATA's dot-unstuffing); null once retention cleared it. */
+  @Column({ type: 'bytea', nullable: true })
+  source: Buffer | null;
+
+  /** When retention cleared `source` (every message forwarding it final for RETENTION_INBOUND_MESSAGES_DAYS). */
+  @Column({ type: 'timestamptz', nullable: true })
+  sourceSweptAt: Date | null;
 
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;

@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { SMTPServer, SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { AppConfigService } from '../config/app-config.service';
 import { inboundSmtpSessions, inboundSmtpSessionsActive } from '../metrics/metrics';
 import { listenError } from '../startup/startup-error';
 import { ForwardingService, InboundRefusal, InboundRoute } from './forwarding.service';
+import { MessageSpool } from './message-spool';
 
 /** RFC 5321 4.5.3.1.8: a server must take at least 100 recipients per message; more get 452. */
 const MAX_RECIPIENTS = 100;
@@ -19,7 +21,8 @@ type DataCallback = (err?: Error | null, message?: string) => void;
  * The inbound SMTP server (D-31), run by workers: takes mail only for addresses something is done with (a
  * forwarding rule of a verified domain, an SRS address of one, a VERP return path), refusing others at RCPT TO,
  * so that nothing is accepted and bounced later. A 250 at the end of DATA is given only once the message is
- * committed. STARTTLS when a certificate is configured; no AUTH (it is an MX, not a submission server).
+ * committed. STARTTLS when a certificate is configured; no AUTH (it is an MX, not a submission server). Sessions are
+ * capped per client address and in all; a message over 256 KB is spooled to disk while it arrives (MessageSpool).
  */
 @Injectable()
 export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -30,11 +33,14 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
   private readonly connectionsByAddress = new Map<string, number>();
   /** Sessions counted in connectionsByAddress (a refused connection never was). */
   private readonly counted = new Map<string, string>();
+  private readonly spool: MessageSpool;
 
   constructor(
     private readonly forwarding: ForwardingService,
     private readonly config: AppConfigService,
-  ) {}
+  ) {
+    this.spool = new MessageSpool(config.env.INBOUND_SMTP_SPOOL_DIR ?? tmpdir());
+  }
 
   /** The port it listens on. */
   get port(): number {
@@ -44,6 +50,7 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
   async onApplicationBootstrap(): Promise<void> {
     const { env } = this.config;
     const tls = env.INBOUND_SMTP_TLS_CERT && env.INBOUND_SMTP_TLS_KEY;
+    await this.spool.prepare();
     this.server = new SMTPServer({
       name: this.config.inboundHostname,
       banner: 'Mailroom ESMTP',
@@ -88,6 +95,10 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
       inboundSmtpSessions.inc({ result: 'refused' });
       return callback(new InboundRefusal(421, `4.7.0 Too many connections from ${address}, try again later`));
     }
+    if (this.counted.size >= this.config.env.INBOUND_SMTP_MAX_CONNECTIONS) {
+      inboundSmtpSessions.inc({ result: 'refused' });
+      return callback(new InboundRefusal(421, '4.7.0 Too many connections, try again later'));
+    }
     this.connectionsByAddress.set(address, open + 1);
     this.counted.set(session.id, address);
     inboundSmtpSessions.inc({ result: 'accepted' });
@@ -119,32 +130,24 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
   }
 
   private onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback: DataCallback): void {
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => {
-      if (!stream.sizeExceeded) chunks.push(chunk);
-    });
-    stream.on('error', (err) => callback(this.refusal(err, 'DATA')));
-    stream.on('end', () => {
-      if (stream.sizeExceeded) {
-        return callback(
-          new InboundRefusal(552, `5.3.4 Message too big: the limit is ${this.config.env.INBOUND_SMTP_MAX_MESSAGE_BYTES} bytes`),
-        );
-      }
-      this.forwarding
-        .receive({
+    const maxBytes = this.config.env.INBOUND_SMTP_MAX_MESSAGE_BYTES;
+    this.spool
+      .receive(stream, maxBytes, async (source) => {
+        if (!source) throw new InboundRefusal(552, `5.3.4 Message too big: the limit is ${maxBytes} bytes`);
+        return this.forwarding.receive({
           mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           routes: this.routes.get(session.id) ?? [],
-          source: Buffer.concat(chunks),
+          source,
           clientAddress: session.remoteAddress,
           clientHostname: session.clientHostname,
           helo: session.hostNameAppearsAs ?? '',
           secure: session.secure,
-        })
-        .then(
-          (ids) => callback(null, `2.0.0 Ok: queued as ${ids.join(',') || 'none'}`),
-          (err) => callback(this.refusal(err, 'DATA')),
-        );
-    });
+        });
+      })
+      .then(
+        (ids) => callback(null, `2.0.0 Ok: queued as ${ids.join(',') || 'none'}`),
+        (err) => callback(this.refusal(err, 'DATA')),
+      );
   }
 
   /** Our refusal as it is; anything else (the database is down) a 451 the client retries later, logged. */

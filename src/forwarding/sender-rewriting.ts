@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { madeWithAnyKey } from '../common/crypto/any-key';
+import { toBase32 } from '../email/return-path';
 
 /** Why an SRS address was refused: not SRS or cut short (`malformed`), a hash we did not make (`forged`), too old (`expired`). */
 export class SrsError extends Error {
@@ -16,16 +17,26 @@ const DAY_MS = 86_400_000;
 const STAMP_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 /** Two base32 characters: the day number wraps every 1024 days. */
 const STAMP_SLOTS = 1024;
-const HASH_LENGTH = 4;
+/** Base32 characters of the hash: 40 bits, compared case-insensitively without losing any of them. */
+const HASH_LENGTH = 8;
+/** Hashes of earlier versions: 4 base64 characters (libsrs2's), about 21 bits once case is ignored. */
+const LEGACY_HASH_LENGTH = 4;
+/**
+ * The last day (UTC) whose SRS0 addresses may carry a legacy hash: this version writes none, so a legacy hash with a
+ * later timestamp is forged, and from 21 days after it (the addresses' lifetime) none verifies at all.
+ */
+const LEGACY_LAST_DAY = Date.UTC(2026, 11, 31) / DAY_MS;
 const SRS_LOCAL_PART = /^srs[01][=+-]/i;
 const SRS1_LOCAL_PART = /^srs1[=+-]/i;
 
 /**
- * The Sender Rewriting Scheme as libsrs2 and postsrsd write it, so that bounces to our SRS addresses can pass through
- * other SRS forwarders and theirs through us: `SRS0=HHHH=TT=domain=local@forwarder` for a plain sender,
- * `SRS1=HHHH=first-forwarder==HHHH=TT=domain=local@forwarder` for a sender another forwarder rewrote already.
- * HHHH is base64 HMAC-SHA1 over the lower-cased parts (MTAs may lower-case local parts), compared case-insensitively;
- * TT is the day number modulo 1024 in base32.
+ * The Sender Rewriting Scheme in the layout libsrs2 and postsrsd write, so that bounces to our SRS addresses can pass
+ * through other SRS forwarders and theirs through us: `SRS0=HHHHHHHH=TT=domain=local@forwarder` for a plain sender,
+ * `SRS1=HHHHHHHH=first-forwarder==HHHH=TT=domain=local@forwarder` for a sender another forwarder rewrote already
+ * (its SRS0 part as it wrote it). HHHHHHHH is HMAC-SHA1 over the lower-cased parts (MTAs may lower-case local parts),
+ * its first 40 bits in base32, compared case-insensitively: only we verify our hashes, so they need not be libsrs2's
+ * 4 base64 characters, which lose to case folding all but ~21 bits. TT is the day number modulo 1024 in base32.
+ * Addresses written with the 4-character hash by earlier versions verify until they expire (LEGACY_LAST_DAY).
  * Given several secrets (as postsrsd is), the first one hashes every address and any of them verifies one: after a key
  * rotation, bounces to addresses made under the previous key still go back.
  */
@@ -87,7 +98,9 @@ export class SenderRewriting {
     if (SRS1_LOCAL_PART.test(local)) {
       const [hash, firstForwarder, srs0Rest] = splitFields(local.slice(5), 3);
       if (!hash || !firstForwarder || !srs0Rest) throw new SrsError('malformed', `The SRS1 address "${address}" is cut short`);
-      this.verifyHash(hash, address, firstForwarder, srs0Rest);
+      // Ours carries no timestamp: a legacy hash is judged by the first forwarder's, written the day we forwarded.
+      const [, firstStamp] = splitFields(srs0Rest.slice(1), 3);
+      this.verifyHash(hash, address, decodeStamp(firstStamp ?? ''), firstForwarder, srs0Rest);
       return `SRS0${srs0Rest}@${firstForwarder}`;
     }
 
@@ -95,14 +108,24 @@ export class SenderRewriting {
     if (!hash || !stamp || !host || !user) throw new SrsError('malformed', `The SRS0 address "${address}" is cut short`);
     const stampDay = decodeStamp(stamp);
     if (stampDay === null) throw new SrsError('malformed', `The SRS0 address "${address}" has no valid timestamp`);
-    this.verifyHash(hash, address, stamp, host, user);
-    const ageDays = (this.today() - stampDay + STAMP_SLOTS) % STAMP_SLOTS;
+    this.verifyHash(hash, address, stampDay, stamp, host, user);
+    const ageDays = this.ageDays(stampDay);
     if (ageDays > this.maxAgeDays) throw new SrsError('expired', `The SRS0 address "${address}" is ${ageDays} days old`);
     return `${user}@${host}`;
   }
 
+  /** Days since UTC midnight of 1970-01-01. */
+  private day(): number {
+    return Math.floor(this.now() / DAY_MS);
+  }
+
   private today(): number {
-    return Math.floor(this.now() / DAY_MS) % STAMP_SLOTS;
+    return this.day() % STAMP_SLOTS;
+  }
+
+  /** Days since a stamp's day; one from the future is 1023 days old, as in libsrs2. */
+  private ageDays(stampDay: number): number {
+    return (this.today() - stampDay + STAMP_SLOTS) % STAMP_SLOTS;
   }
 
   private stamp(): string {
@@ -110,24 +133,47 @@ export class SenderRewriting {
     return STAMP_CHARS[day >> 5] + STAMP_CHARS[day & 31];
   }
 
-  private hash(...parts: string[]): string {
-    return hashOf(this.secrets[0], parts);
-  }
-
-  /** As libsrs2: at least HASH_LENGTH characters, only the first HASH_LENGTH count, compared case-insensitively. */
-  private verifyHash(given: string, address: string, ...parts: string[]): void {
-    if (given.length < HASH_LENGTH) throw new SrsError('malformed', `The hash of "${address}" is too short`);
-    const actual = Buffer.from(given.slice(0, HASH_LENGTH).toLowerCase());
+  /**
+   * Throws SrsError('forged') unless `given` is the hash of the parts under one of the secrets: HASH_LENGTH base32
+   * characters, or a legacy hash of an address stamped (`stampDay`) before LEGACY_LAST_DAY and not expired.
+   */
+  private verifyHash(given: string, address: string, stampDay: number | null, ...parts: string[]): void {
+    const legacy = given.length === LEGACY_HASH_LENGTH;
+    if (legacy ? !this.legacyStillValid(stampDay) : given.length !== HASH_LENGTH) {
+      throw new SrsError('forged', `The hash of "${address}" is not one this version accepts`);
+    }
+    const hashOf = legacy ? legacyHashOf : hashOfParts;
+    const actual = Buffer.from(given.toLowerCase());
     if (!madeWithAnyKey(actual, this.secrets, (secret) => Buffer.from(hashOf(secret, parts).toLowerCase())))
       throw new SrsError('forged', `The hash of "${address}" does not verify`);
   }
+
+  private legacyStillValid(stampDay: number | null): boolean {
+    if (stampDay === null) return false;
+    const ageDays = this.ageDays(stampDay);
+    return ageDays <= this.maxAgeDays && this.day() - ageDays <= LEGACY_LAST_DAY;
+  }
+
+  private hash(...parts: string[]): string {
+    return hashOfParts(this.secrets[0], parts);
+  }
 }
 
-function hashOf(secret: Buffer, parts: string[]): string {
+function hmacOf(secret: Buffer, parts: string[]): Buffer {
   const hmac = createHmac('sha1', secret);
   // libsrs2 lower-cases ASCII only (C's tolower), so must we, or non-ASCII local parts would hash differently.
   for (const part of parts) hmac.update(part.replace(/[A-Z]/g, (c) => c.toLowerCase()));
-  return hmac.digest('base64').slice(0, HASH_LENGTH);
+  return hmac.digest();
+}
+
+/** The first 40 bits of the HMAC in base32: HASH_LENGTH characters. */
+function hashOfParts(secret: Buffer, parts: string[]): string {
+  return toBase32(hmacOf(secret, parts).subarray(0, (HASH_LENGTH * 5) / 8)).toUpperCase();
+}
+
+/** libsrs2's hash, which earlier versions wrote: 4 base64 characters. */
+function legacyHashOf(secret: Buffer, parts: string[]): string {
+  return hmacOf(secret, parts).toString('base64').slice(0, LEGACY_HASH_LENGTH);
 }
 
 /** Local part and domain, split at the last `@` (a quoted local part may hold one); no `@`: all local part. */

@@ -4,6 +4,7 @@ import { DataSource, Repository } from 'typeorm';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
 import { foreignKeyViolation, uniqueViolation } from '../common/errors/unique-violation';
+import { decodePageCursor, encodePageCursor, newestFirstPage } from '../common/http/page-cursor';
 import { newId } from '../common/ids';
 import type { AddSubscribersResultDto } from './dto/subscriber.dto';
 import { ListSubscriber, SubscriberStatus } from './list-subscriber.entity';
@@ -59,19 +60,17 @@ export class ListsService {
 
   /** Newest first, keyset-paged: the cursor names the last list of the previous page. */
   async list(accountId: string, query: PageQuery): Promise<{ lists: ListSummary[]; nextCursor: string | null }> {
-    const page = this.lists.createQueryBuilder('l').where('l.accountId = :accountId', { accountId });
-    if (query.cursor) page.andWhere('(l.createdAt, l.id) < (:createdAt, :id)', decodeListCursor(query.cursor));
-    const rows = await page
-      .orderBy('l.createdAt', 'DESC')
-      .addOrderBy('l.id', 'DESC')
-      .take(query.limit + 1)
-      .getMany();
-    const lists = rows.slice(0, query.limit);
+    const listing = `lists:${accountId}`;
+    const after = query.cursor ? decodePageCursor(listing, query.cursor) : null;
+    const { rows: lists, next } = await newestFirstPage(
+      this.lists.createQueryBuilder('l').where('l.accountId = :accountId', { accountId }),
+      after,
+      query.limit,
+    );
     const counts = await this.counts(lists.map((l) => l.id));
-    const last = lists[lists.length - 1];
     return {
       lists: lists.map((list) => ({ list, subscribers: counts.get(list.id) ?? { subscribed: 0, unsubscribed: 0 } })),
-      nextCursor: rows.length > query.limit && last ? encodeListCursor(last) : null,
+      nextCursor: next && encodePageCursor(listing, next, null),
     };
   }
 
@@ -232,24 +231,6 @@ function normalize(email: string): string {
 
 function duplicateName(name: string): AppException {
   return new AppException(ErrorCode.Conflict, `A list named ${name} exists already`);
-}
-
-function encodeListCursor(list: MailingList): string {
-  return Buffer.from(JSON.stringify([list.createdAt.toISOString(), list.id])).toString('base64url');
-}
-
-function decodeListCursor(cursor: string): { createdAt: Date; id: string } {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
-    const date = new Date(createdAt as string);
-    const year = date.getUTCFullYear();
-    // A year PostgreSQL cannot store (or NUL) would fail the query: no cursor of this listing holds one.
-    if (typeof createdAt !== 'string' || typeof id !== 'string' || id.includes('\0') || !(year >= 1970 && year <= 9999))
-      throw new Error('bad cursor');
-    return { createdAt: date, id };
-  } catch {
-    throw AppException.invalidField('cursor', 'is not a cursor this listing returned');
-  }
 }
 
 function decodeSubscriberCursor(cursor: string): string {

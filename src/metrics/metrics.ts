@@ -1,4 +1,4 @@
-import { isMainThread } from 'node:worker_threads';
+import { isMainThread, workerData } from 'node:worker_threads';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
@@ -55,6 +55,19 @@ export const rateLimitRejections = new Counter({
   registers: [registry],
 });
 
+export const requestBodyBytesInFlight = new Gauge({
+  name: 'mailroom_http_body_bytes_in_flight',
+  help: 'Bytes of request bodies being read now, as the body gate reserves them (capped by BODY_BYTES_IN_FLIGHT)',
+  registers: [registry],
+});
+
+export const requestBodyRefusals = new Counter({
+  name: 'mailroom_http_body_refusals_total',
+  help: 'Request bodies refused by the body gate: too_large (413, announced or cut while arriving), busy (503, no room to read it)',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
 export const inboundSmtpSessions = new Counter({
   name: 'mailroom_inbound_smtp_sessions_total',
   help: 'Inbound SMTP connections, by whether they were accepted or refused at connect',
@@ -65,5 +78,99 @@ export const inboundSmtpSessions = new Counter({
 export const inboundSmtpSessionsActive = new Gauge({
   name: 'mailroom_inbound_smtp_sessions_active',
   help: 'Inbound SMTP sessions open now',
+  registers: [registry],
+});
+
+/** The thread whose pools the connection metrics describe: `main`, or `worker-<slot>` (WorkerSupervisor's slots). */
+const THREAD = isMainThread ? 'main' : `worker-${(workerData as { slot?: number } | null)?.slot ?? 0}`;
+
+/** A connection pool of this thread as /metrics reads it at scrape time. */
+export interface PoolReading {
+  /** Connections busy with a query, or sending a message. */
+  inUse: number;
+  /** Open connections waiting for work (unknown for the SMTP pool). */
+  idle?: number;
+  /** Queries or messages waiting for a connection. */
+  waiting: number;
+  /** The most this pool may open: the thread's share of the process's budget. */
+  max: number;
+}
+
+const poolReaders = new Map<'database' | 'smtp', () => PoolReading>();
+
+/** Lets /metrics read one of this thread's pools: the module that makes the pool calls it. */
+export function observePool(kind: 'database' | 'smtp', read: () => PoolReading): void {
+  poolReaders.set(kind, read);
+}
+
+/** A gauge per thread, of `field` of the pool `kind`, read at scrape time; no series for a thread without that pool. */
+function poolGauge(name: string, help: string, kind: 'database' | 'smtp', field: 'waiting' | 'max' | 'inUse'): Gauge<'thread'> {
+  return new Gauge({
+    name,
+    help,
+    labelNames: ['thread'] as const,
+    registers: [registry],
+    collect() {
+      const reading = poolReaders.get(kind)?.();
+      if (reading) this.set({ thread: THREAD }, reading[field]);
+    },
+  });
+}
+
+export const databaseConnections = new Gauge({
+  name: 'mailroom_db_connections',
+  help: 'PostgreSQL connections (DATABASE_URL) open in each thread’s pool, by state: in_use, idle',
+  labelNames: ['state', 'thread'] as const,
+  registers: [registry],
+  collect() {
+    const reading = poolReaders.get('database')?.();
+    if (!reading) return;
+    this.set({ state: 'in_use', thread: THREAD }, reading.inUse);
+    this.set({ state: 'idle', thread: THREAD }, reading.idle ?? 0);
+  },
+});
+
+export const databaseConnectionsMax = poolGauge(
+  'mailroom_db_connections_max',
+  'PostgreSQL connections each thread’s pool may open: its share of DATABASE_POOL_SIZE (the threads’ shares add up to it)',
+  'database',
+  'max',
+);
+
+export const databaseQueriesWaiting = poolGauge(
+  'mailroom_db_queries_waiting',
+  'Queries of each thread waiting for a free connection of its pool',
+  'database',
+  'waiting',
+);
+
+export const smtpConnectionsInUse = poolGauge(
+  'mailroom_smtp_connections_in_use',
+  'SMTP connections to the provider sending a message now, per worker thread',
+  'smtp',
+  'inUse',
+);
+
+export const smtpConnectionsMax = poolGauge(
+  'mailroom_smtp_connections_max',
+  'SMTP connections each worker thread may open to the provider: its share of SMTP_POOL_SIZE (the shares add up to it)',
+  'smtp',
+  'max',
+);
+
+export const smtpSendsWaiting = poolGauge(
+  'mailroom_smtp_sends_waiting',
+  'Messages of each worker thread waiting for a free SMTP connection',
+  'smtp',
+  'waiting',
+);
+
+export const retentionSwept = new Counter({
+  name: 'mailroom_retention_swept_total',
+  help:
+    'Rows removed or cleared past their retention, by kind: message_content (bodies cleared), inbound_messages (raw bytes cleared), ' +
+    'outbox_events, webhook_deliveries (with their attempts), attachment_blobs (no message refers to them), ' +
+    'idempotency_records, provider_webhook_ids (expired)',
+  labelNames: ['kind'] as const,
   registers: [registry],
 });

@@ -1,5 +1,4 @@
 import { EVENT_EFFECTS, eventDetail, normalizeEventsBody, parseMessageReference, resolveRecipient } from './provider-event-rules';
-import { keepProviderEventsBody, providerEventsBodyOf } from './raw-body';
 
 describe('parseMessageReference', () => {
   it('takes msg_… as our id', () => {
@@ -83,20 +82,5 @@ describe('eventDetail', () => {
     expect(eventDetail('clicked', undefined, 'https://example.org/a')).toBe('https://example.org/a');
     expect(eventDetail('bounced', '550 5.1.1 no such user', 'https://example.org/a')).toBe('550 5.1.1 no such user');
     expect(eventDetail('delivered')).toBeNull();
-  });
-});
-
-describe('raw body of provider events', () => {
-  const request = (url: string) => ({ url }) as never;
-
-  it('keeps the bytes of POST /provider/events only, as Express routes it', () => {
-    for (const url of ['/provider/events', '/Provider/Events/', '/provider/events?x=1']) {
-      const r = request(url);
-      keepProviderEventsBody(r, Buffer.from('{"a":1}'));
-      expect(providerEventsBodyOf(r).toString()).toBe('{"a":1}');
-    }
-    const other = request('/email/send');
-    keepProviderEventsBody(other, Buffer.from('{}'));
-    expect(providerEventsBodyOf(other)).toHaveLength(0);
   });
 });

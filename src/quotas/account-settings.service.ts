@@ -4,7 +4,14 @@ import { DataSource } from 'typeorm';
 import { updateAccountSettings } from '../accounts/account-settings';
 import { AppException } from '../common/errors/app.exception';
 import { AppConfigService } from '../config/app-config.service';
-import { AccountQuotasDto, AccountSettingsDto, QuotaStandingDto, UpdateAccountSettingsDto } from './dto/account-settings.dto';
+import { retentionPolicy } from '../retention/retention-policy';
+import {
+  AccountQuotasDto,
+  AccountSettingsDto,
+  QuotaStandingDto,
+  RetentionSettingsDto,
+  UpdateAccountSettingsDto,
+} from './dto/account-settings.dto';
 import type { QuotaName } from './quota-policy';
 import { QuotaService } from './quota.service';
 
@@ -36,6 +43,7 @@ export class AccountSettingsService {
         monthly: account.globalLimits.monthly ?? null,
       },
       quotas,
+      retention: retentionSettings(this.config),
     };
   }
 
@@ -45,4 +53,14 @@ export class AccountSettingsService {
     this.quotas.accountChanged(accountId);
     return this.get(accountId);
   }
+}
+
+function retentionSettings(config: AppConfigService): RetentionSettingsDto {
+  const policy = retentionPolicy(config.env);
+  return {
+    message_content_days: policy.message_content,
+    inbound_messages_days: policy.inbound_messages,
+    outbox_events_days: policy.outbox_events,
+    webhook_deliveries_days: policy.webhook_deliveries,
+  };
 }

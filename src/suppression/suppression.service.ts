@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Brackets, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 import { AppException } from '../common/errors/app.exception';
+import { decodePageCursor, encodePageCursor, newestFirstPage } from '../common/http/page-cursor';
 import { newId } from '../common/ids';
 import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
 import { SuppressionEntry, SuppressionReason } from './suppression-entry.entity';
@@ -109,32 +110,18 @@ export class SuppressionService {
     return this.entries.findOneBy({ accountId, email: normalize(email) });
   }
 
-  /** Newest first, keyset-paged: the cursor names the last entry of the previous page. */
+  /**
+   * Newest first, keyset-paged: the cursor names the last entry of the previous page and carries the count made for
+   * the first (page-cursor.ts), so only the first page counts the account's entries.
+   */
   async list(accountId: string, query: SuppressionListQuery): Promise<SuppressionPage> {
+    const listing = `suppression:${accountId}:${query.reason ?? ''}`;
+    const after = query.cursor ? decodePageCursor(listing, query.cursor) : null;
     const base = this.entries.createQueryBuilder('entry').where('entry.accountId = :accountId', { accountId });
     if (query.reason) base.andWhere('entry.reason = :reason', { reason: query.reason });
-    const total = await base.clone().getCount();
-
-    const page = base.clone();
-    if (query.cursor) {
-      const after = decodeCursor(query.cursor);
-      page.andWhere(
-        new Brackets((qb) =>
-          qb
-            .where('entry.createdAt < :afterCreatedAt', { afterCreatedAt: after.createdAt })
-            .orWhere('entry.createdAt = :afterCreatedAt AND entry.id < :afterId', { afterId: after.id }),
-        ),
-      );
-    }
-    const rows = await page
-      .orderBy('entry.createdAt', 'DESC')
-      .addOrderBy('entry.id', 'DESC')
-      .take(query.limit + 1)
-      .getMany();
-    const entries = rows.slice(0, query.limit);
-    const last = entries[entries.length - 1];
-    const nextCursor = rows.length > query.limit && last ? encodeCursor(last) : null;
-    return { entries, total, nextCursor };
+    const total = after?.total ?? (await base.clone().getCount());
+    const { rows: entries, next } = await newestFirstPage(base, after, query.limit);
+    return { entries, total, nextCursor: next && encodePageCursor(listing, next, total) };
   }
 
   /** Takes the address off the list; 404 if it is not on it. */
@@ -148,19 +135,4 @@ export class SuppressionService {
 
 function normalize(email: string): string {
   return email.trim().toLowerCase();
-}
-
-function encodeCursor(entry: SuppressionEntry): string {
-  return Buffer.from(JSON.stringify([entry.createdAt.toISOString(), entry.id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { createdAt: Date; id: string } {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    const date = new Date(createdAt);
-    if (typeof id !== 'string' || Number.isNaN(date.getTime())) throw new Error('bad cursor');
-    return { createdAt: date, id };
-  } catch {
-    throw AppException.invalidField('cursor', 'is not a cursor this list returned');
-  }
 }

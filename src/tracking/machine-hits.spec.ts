@@ -1,4 +1,4 @@
-import { Hit, MACHINE_WINDOW_MS, machineReason } from './machine-hits';
+import { clientOf, Hit, MACHINE_WINDOW_MS, machineReason } from './machine-hits';
 
 const sentAt = new Date('2030-01-01T10:00:00Z');
 const later = new Date(sentAt.getTime() + 60_000);
@@ -57,5 +57,21 @@ describe('machineReason', () => {
   it('takes Gmail’s image proxy for a person: it fetches when the message is opened', () => {
     const gmail = 'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)';
     expect(machineReason(hit(gmail, '66.249.84.1'), sentAt)).toBeNull();
+  });
+});
+
+describe('clientOf', () => {
+  it('is the same for hits of one address and user agent, whenever they come', () => {
+    expect(clientOf(hit(DESKTOP, '203.0.113.7'))).toBe(clientOf(hit(DESKTOP, '203.0.113.7', sentAt)));
+    expect(clientOf(hit(DESKTOP, '::ffff:203.0.113.7'))).toBe(clientOf(hit(DESKTOP, '203.0.113.7')));
+    expect(clientOf(hit(DESKTOP, '2001:db8:1:2:aaaa::1'))).toBe(clientOf(hit(DESKTOP, '2001:db8:1:2:bbbb::9')));
+  });
+
+  it('tells apart other addresses, other IPv6 /64s and other user agents', () => {
+    const one = clientOf(hit(DESKTOP, '203.0.113.7'));
+    expect(clientOf(hit(DESKTOP, '203.0.113.8'))).not.toBe(one);
+    expect(clientOf(hit('Mozilla/5.0', '203.0.113.7'))).not.toBe(one);
+    expect(clientOf(hit(undefined, '203.0.113.7'))).not.toBe(one);
+    expect(clientOf(hit(DESKTOP, '2001:db8:1:3::1'))).not.toBe(clientOf(hit(DESKTOP, '2001:db8:1:2::1')));
   });
 });

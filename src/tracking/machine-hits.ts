@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import * as ipaddr from 'ipaddr.js';
 
 /** A hit this soon after the message was handed to the provider is a machine's: the mail has barely arrived. */
@@ -44,4 +45,25 @@ function inAppleNetwork(ip: string | undefined): boolean {
   if (!ip || !ipaddr.isValid(ip)) return false;
   const address = ipaddr.process(ip);
   return address.kind() === 'ipv4' && address.match(APPLE_NETWORK);
+}
+
+/**
+ * Who made a hit, as far as a tracking route can tell: its network (the address; for IPv6 its /64, which one
+ * device may rotate through) and its user agent, hashed. Hits of one client share it.
+ */
+export function clientOf(hit: Hit): string {
+  return createHash('sha256')
+    .update(`${networkOf(hit.ip)}\n${hit.userAgent?.trim() ?? ''}`)
+    .digest('base64url')
+    .slice(0, 22);
+}
+
+function networkOf(ip: string | undefined): string {
+  if (!ip || !ipaddr.isValid(ip)) return ip ?? '';
+  const address = ipaddr.process(ip);
+  if (address.kind() === 'ipv4') return address.toString();
+  return `${(address as ipaddr.IPv6).parts
+    .slice(0, 4)
+    .map((part) => part.toString(16))
+    .join(':')}::/64`;
 }

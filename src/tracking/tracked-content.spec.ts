@@ -24,7 +24,7 @@ function message(html: string | undefined, tracking: TrackedMessage['tracking'],
   return { id: 'msg_1', content, tracking, listId: null, ...extra };
 }
 
-const clicks = (html: string) => trackedContent(message(html, { clicks: true }), links).html!;
+const clicks = (html: string) => trackedContent(message(html, { clicks: true }), links).content.html!;
 
 describe('trackableLinks', () => {
   it('lists absolute http(s) hrefs of <a> and <area> in document order, entities decoded', () => {
@@ -76,23 +76,33 @@ describe('trackedContent: clicks', () => {
     expect(trackableLinks(html, UNSUBSCRIBE)).toEqual(['https://acme.test/a?x=1&y=2', 'https://acme.test/b', 'https://acme.test/u']);
   });
 
+  it('gives the URL each click link stands for, in link order, from the same pass; none without click tracking', () => {
+    const html = '<a href="https://acme.test/a?x=1&amp;y=2">A</a><a href="mailto:a@b.c">M</a><a href=\'https://acme.test/b\'>B</a>';
+    expect(trackedContent(message(html, { clicks: true, opens: true }), links).clickLinks).toEqual([
+      'https://acme.test/a?x=1&y=2',
+      'https://acme.test/b',
+    ]);
+    expect(trackedContent(message(html, { opens: true, unsubscribe: true }), links).clickLinks).toEqual([]);
+    expect(trackedContent(message(undefined, { clicks: true }), links).clickLinks).toEqual([]);
+  });
+
   it('encodes the new value for the attribute', () => {
     const odd: TrackingLinks = { ...links, clickUrl: () => 'https://mr.test/t/c/a&b"c' };
-    const out = trackedContent(message('<a href="https://acme.test/">x</a>', { clicks: true }), odd).html;
+    const out = trackedContent(message('<a href="https://acme.test/">x</a>', { clicks: true }), odd).content.html;
     expect(out).toBe('<a href="https://mr.test/t/c/a&#38;b&#34;c">x</a>');
   });
 
   it('rewrites neither the text part nor a message tracked for opens only', () => {
-    const tracked = trackedContent(message('<a href="https://acme.test/">x</a>', { opens: true }), links);
+    const tracked = trackedContent(message('<a href="https://acme.test/">x</a>', { opens: true }), links).content;
     expect(tracked.html).toContain('<a href="https://acme.test/">x</a>');
-    expect(trackedContent(message('<a href="https://acme.test/">x</a>', { clicks: true }), links).text).toBe(
+    expect(trackedContent(message('<a href="https://acme.test/">x</a>', { clicks: true }), links).content.text).toBe(
       'Visit https://acme.test/plain',
     );
   });
 
   it('gives the same bytes every time (deterministic)', () => {
     const m = message('<body><a href="https://acme.test/">x</a></body>', { clicks: true, opens: true, unsubscribe: true });
-    expect(trackedContent(m, links)).toEqual(trackedContent(m, links));
+    expect(trackedContent(m, links).content).toEqual(trackedContent(m, links).content);
   });
 });
 
@@ -100,7 +110,7 @@ describe('trackedContent: opens', () => {
   const pixel =
     '<img src="https://mr.test/t/o/open-msg_1" alt="" width="1" height="1" border="0" ' +
     'style="display:block;width:1px;height:1px;border:0;margin:0;padding:0" />';
-  const opens = (html: string) => trackedContent(message(html, { opens: true }), links).html;
+  const opens = (html: string) => trackedContent(message(html, { opens: true }), links).content.html;
 
   it('puts the pixel right before </body>, whatever its case', () => {
     expect(opens('<html><body><p>Hi</p></body></html>')).toBe(`<html><body><p>Hi</p>${pixel}</body></html>`);
@@ -119,13 +129,14 @@ describe('trackedContent: opens', () => {
   });
 
   it('adds nothing to a message without an HTML part', () => {
-    const tracked = trackedContent(message(undefined, { opens: true, clicks: true }), links);
+    const tracked = trackedContent(message(undefined, { opens: true, clicks: true }), links).content;
     expect(tracked.html).toBeUndefined();
     expect(tracked.text).toBe('Visit https://acme.test/plain');
   });
 
   it('with clicks too: links rewritten and the pixel placed, in one pass over the original', () => {
-    const out = trackedContent(message('<body><a href="https://acme.test/">x</a></body>', { opens: true, clicks: true }), links).html;
+    const out = trackedContent(message('<body><a href="https://acme.test/">x</a></body>', { opens: true, clicks: true }), links).content
+      .html;
     expect(out).toBe(`<body><a href="https://mr.test/t/c/click-msg_1-0">x</a>${pixel}</body>`);
   });
 });
@@ -137,25 +148,25 @@ describe('trackedContent: List-Unsubscribe', () => {
     for (const tracking of [{ opens: true }, { clicks: true }, { unsubscribe: true }]) {
       expect(
         trackedContent(message('<p>x</p>', tracking, { content: { ...message('', null).content, headers: { 'X-Tag': 'a' } } }), links)
-          .headers,
+          .content.headers,
       ).toEqual({
         'X-Tag': 'a',
         ...oneClick,
       });
     }
-    expect(trackedContent(message('<p>x</p>', null, { listId: 'list_1' }), links).headers).toEqual(oneClick);
+    expect(trackedContent(message('<p>x</p>', null, { listId: 'list_1' }), links).content.headers).toEqual(oneClick);
   });
 
   it('adds nothing to an untracked message outside a list, nor where all flags are off', () => {
     const plain = message('<a href="https://acme.test/">x</a>', null);
-    expect(trackedContent(plain, links)).toBe(plain.content);
+    expect(trackedContent(plain, links).content).toBe(plain.content);
     const off = message('<a href="https://acme.test/">x</a>', { opens: false, clicks: false, unsubscribe: false });
-    expect(trackedContent(off, links)).toBe(off.content);
+    expect(trackedContent(off, links).content).toBe(off.content);
   });
 
   it('keeps the sender’s own List-Unsubscribe and adds no one-click header to it', () => {
     const own = message('<p>x</p>', { unsubscribe: true });
     own.content.headers = { 'list-unsubscribe': '<mailto:leave@acme.test>' };
-    expect(trackedContent(own, links).headers).toEqual({ 'list-unsubscribe': '<mailto:leave@acme.test>' });
+    expect(trackedContent(own, links).content.headers).toEqual({ 'list-unsubscribe': '<mailto:leave@acme.test>' });
   });
 });

@@ -28,18 +28,26 @@ interface TrackableLink {
 const LINK_TAGS = new Set(['a', 'area']);
 const ABSOLUTE_HTTP = /^https?:\/\/[^/?#\s]/i;
 
+/** A message's content as it is sent, and the URLs its click links stand for. */
+export interface TrackedContent {
+  content: MessageContent;
+  /** Entry i is where the click URL of link i leads (empty unless clicks are tracked): recorded before the message leaves. */
+  clickLinks: string[];
+}
+
 /**
  * The content to compose for a stored message (D-22): with `clicks`, every trackable link of the HTML part
  * points at its click URL; with `opens`, a 1×1 pixel ends the body; with any tracking flag or a list, the
  * RFC 8058 List-Unsubscribe headers (unless the sender set List-Unsubscribe). Pure and deterministic: the
- * same message gives the same content at every attempt.
+ * same message gives the same content and links at every attempt.
  */
-export function trackedContent(message: TrackedMessage, links: TrackingLinks): MessageContent {
+export function trackedContent(message: TrackedMessage, links: TrackingLinks): TrackedContent {
   const { tracking, content } = message;
   const tracked = Boolean(tracking?.opens || tracking?.clicks || tracking?.unsubscribe);
   let html = content.html;
+  let clickLinks: string[] = [];
   if (html !== undefined && (tracking?.clicks || tracking?.opens)) {
-    html = trackHtml(html, message.id, links, { clicks: Boolean(tracking.clicks), opens: Boolean(tracking.opens) });
+    ({ html, clickLinks } = trackHtml(html, message.id, links, { clicks: Boolean(tracking.clicks), opens: Boolean(tracking.opens) }));
   }
   let headers = content.headers;
   if ((tracked || message.listId !== null) && !Object.keys(headers).some((name) => name.toLowerCase() === 'list-unsubscribe')) {
@@ -49,20 +57,24 @@ export function trackedContent(message: TrackedMessage, links: TrackingLinks): M
       'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
     };
   }
-  return html === content.html && headers === content.headers ? content : { ...content, html, headers };
+  return { content: html === content.html && headers === content.headers ? content : { ...content, html, headers }, clickLinks };
 }
 
 /**
  * The URLs clicks are counted on, in document order: the absolute http(s) hrefs of `<a>` and `<area>` tags
  * (not those in comments, scripts or styles), except the message's own unsubscribe URL. Link i of a click
- * token is entry i of this list for the stored HTML, so nothing per link is stored and a click can only lead
- * to a URL of its message.
+ * token is entry i of this list for the stored HTML, so a click can only lead to a URL of its message.
  */
 export function trackableLinks(html: string, ownUnsubscribeUrl: string): string[] {
   return scan(html, ownUnsubscribeUrl).links.map((link) => link.url);
 }
 
-function trackHtml(html: string, messageId: string, links: TrackingLinks, what: { clicks: boolean; opens: boolean }): string {
+function trackHtml(
+  html: string,
+  messageId: string,
+  links: TrackingLinks,
+  what: { clicks: boolean; opens: boolean },
+): { html: string; clickLinks: string[] } {
   const { links: found, pixelAt } = scan(html, links.unsubscribeUrl(messageId));
   const splices: { start: number; end: number; text: string }[] = [];
   if (what.clicks)
@@ -74,7 +86,7 @@ function trackHtml(html: string, messageId: string, links: TrackingLinks, what: 
   // Spliced from the end, so that earlier offsets still hold; the rest of the source stays byte for byte.
   let result = html;
   for (const { start, end, text } of splices.sort((a, b) => b.start - a.start)) result = result.slice(0, start) + text + result.slice(end);
-  return result;
+  return { html: result, clickLinks: what.clicks ? found.map((link) => link.url) : [] };
 }
 
 /** One pass of htmlparser2 over the source: the trackable links, and where the pixel goes (before `</body>`, else `</html>`). */

@@ -3,6 +3,7 @@ import { AppConfigService } from '../config/app-config.service';
 import { EmailModule } from '../email/email.module';
 import { ListsModule } from '../lists/lists.module';
 import { SuppressionModule } from '../suppression/suppression.module';
+import { RepeatedOpens } from './repeated-opens';
 import { TrackingController } from './tracking.controller';
 import { TrackingLinksModule } from './tracking-links.module';
 import { TrackingRepository } from './tracking.repository';
@@ -16,7 +17,7 @@ export class TrackingModule {
       module: TrackingModule,
       imports: [EmailModule.register(config), TrackingLinksModule, SuppressionModule, ListsModule],
       controllers: [TrackingController],
-      providers: [TrackingService, TrackingRepository],
+      providers: [TrackingService, TrackingRepository, RepeatedOpens],
     };
   }
 }

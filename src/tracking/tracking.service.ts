@@ -1,10 +1,12 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { AppException } from '../common/errors/app.exception';
 import type { NewEvent } from '../email/email.repository';
 import { LateEventsRepository } from '../email/late-events.repository';
 import { ListsService } from '../lists/lists.service';
 import { SuppressionService } from '../suppression/suppression.service';
 import { Hit, machineReason } from './machine-hits';
+import { MessageLinksRepository } from './message-links.repository';
+import { RepeatedOpens } from './repeated-opens';
 import { trackableLinks } from './tracked-content';
 import { TrackedMessageRecord, TrackingRepository } from './tracking.repository';
 import { TrackingTokens } from './tracking-tokens';
@@ -22,37 +24,47 @@ export interface UnsubscribeTarget {
  */
 @Injectable()
 export class TrackingService {
+  private readonly logger = new Logger(TrackingService.name);
+
   constructor(
     private readonly tokens: TrackingTokens,
     private readonly repository: TrackingRepository,
     private readonly events: LateEventsRepository,
     private readonly suppression: SuppressionService,
     private readonly lists: ListsService,
+    private readonly links: MessageLinksRepository,
+    private readonly repeatedOpens: RepeatedOpens,
   ) {}
 
-  /** Records an open; 404 for a token that is not an open link of a message tracked for opens. */
+  /**
+   * Records an open; 404 for a token that is not an open link of a message tracked for opens. A repeat by the same
+   * client within TRACKING_REPEAT_OPEN_WINDOW_MS records nothing (RepeatedOpens).
+   */
   async open(token: string, hit: Hit): Promise<void> {
     const target = this.tokens.verify('o', token);
-    const message = target && (await this.repository.findMessage(target.messageId, { html: false }));
+    const message = target && (await this.repository.findMessage(target.messageId));
     if (!message?.tracking?.opens) throw AppException.notFound('Tracking link');
-    await this.record(message.id, {
-      type: 'opened',
-      recipient: onlyRecipient(message),
-      machine: machineReason(hit, message.sentAt) !== null,
-      occurredAt: hit.at,
-    });
+    const machine = machineReason(hit, message.sentAt) !== null;
+    const claim = await this.repeatedOpens.claim(message.id, hit, machine);
+    if (!claim) return;
+    try {
+      await this.record(message.id, { type: 'opened', recipient: onlyRecipient(message), machine, occurredAt: hit.at });
+    } catch (err) {
+      await claim.giveBack();
+      throw err;
+    }
   }
 
   /**
-   * Records a click and gives the URL to send the person to: link i of the message's own HTML, so a click
-   * never leads anywhere its message did not. 404 for anything else.
+   * Records a click and gives the URL to send the person to: link i of the message as it was sent (recorded then),
+   * so a click never leads anywhere its message did not. 404 for anything else.
    */
   async click(token: string, hit: Hit): Promise<string> {
     const target = this.tokens.verify('c', token);
-    const message = target && (await this.repository.findMessage(target.messageId, { html: true }));
-    const links = message?.tracking?.clicks && message.html ? trackableLinks(message.html, this.tokens.unsubscribeUrl(message.id)) : [];
-    const url = target ? links[target.link] : undefined;
-    if (!message || url === undefined) throw AppException.notFound('Tracking link');
+    const message = target && (await this.repository.findClick(target.messageId, target.link));
+    if (!target || !message?.tracking?.clicks) throw AppException.notFound('Tracking link');
+    const url = message.link.recorded ? message.link.url : await this.unrecordedLink(message.id, target.link);
+    if (url === null) throw AppException.notFound('Tracking link');
     await this.record(message.id, {
       type: 'clicked',
       recipient: onlyRecipient(message),
@@ -83,6 +95,20 @@ export class TrackingService {
     return { email: recipient, from: message.fromAddress };
   }
 
+  /**
+   * Link i of a message sent before links were recorded at sending: its HTML parsed (once: its links are recorded
+   * for the clicks after), while the message still has its content. Null when it has no such link, or no content.
+   */
+  private async unrecordedLink(messageId: string, link: number): Promise<string | null> {
+    const html = await this.repository.findHtml(messageId);
+    if (html === null) return null;
+    const urls = trackableLinks(html, this.tokens.unsubscribeUrl(messageId));
+    await this.links
+      .record(messageId, urls)
+      .catch((err: Error) => this.logger.warn(`The links of ${messageId} were not recorded (the next click parses again): ${err.message}`));
+    return urls[link] ?? null;
+  }
+
   /** An event of the message; a repeated unsubscribe of an address is dropped (the webhook fires once). */
   private record(messageId: string, event: NewEvent): Promise<void> {
     return this.events.recordLateEvent({ messageId, event });
@@ -90,7 +116,7 @@ export class TrackingService {
 
   private async unsubscribeMessage(token: string): Promise<TrackedMessageRecord> {
     const target = this.tokens.verify('u', token);
-    const message = target && (await this.repository.findMessage(target.messageId, { html: false }));
+    const message = target && (await this.repository.findMessage(target.messageId));
     if (!message) throw AppException.notFound('Unsubscribe link');
     return message;
   }

@@ -10,6 +10,7 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 @Index('IX_webhook_deliveries_webhook_created', ['webhookId', 'createdAt', 'id'])
 @Index('UQ_webhook_deliveries_event_webhook', ['eventId', 'webhookId'], { unique: true })
 @Index('IX_webhook_deliveries_pending', ['nextAttemptAt'], { where: `"status" = 'pending'` })
+@Index('IX_webhook_deliveries_finished', ['updatedAt'], { where: `"status" <> 'pending'` })
 export class WebhookDelivery extends AccountOwned {
   @Column({ type: 'varchar', length: 40 })
   webhookId: string;

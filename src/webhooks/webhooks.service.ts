@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Brackets, In, Repository } from 'typeorm';
+import { In, Repository } from 'typeorm';
 import { SecretBox } from '../common/crypto/secret-box';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
+import { decodePageCursor, encodePageCursor, newestFirstPage } from '../common/http/page-cursor';
 import { newId } from '../common/ids';
 import type { CreateWebhookDto, UpdateWebhookDto } from './dto/webhook.dto';
 import { WebhookAttempt } from './webhook-attempt.entity';
@@ -110,26 +111,12 @@ export class WebhooksService {
       .createQueryBuilder('d')
       .where('d.webhookId = :webhookId AND d.accountId = :accountId', { webhookId, accountId });
     if (query.status) page.andWhere('d.status = :status', { status: query.status });
-    if (query.cursor) {
-      const after = decodeCursor(query.cursor);
-      page.andWhere(
-        new Brackets((qb) =>
-          qb
-            .where('d.createdAt < :afterCreatedAt', { afterCreatedAt: after.createdAt })
-            .orWhere('d.createdAt = :afterCreatedAt AND d.id < :afterId', { afterId: after.id }),
-        ),
-      );
-    }
-    const rows = await page
-      .orderBy('d.createdAt', 'DESC')
-      .addOrderBy('d.id', 'DESC')
-      .take(query.limit + 1)
-      .getMany();
-    const deliveries = rows.slice(0, query.limit);
-    const last = deliveries[deliveries.length - 1];
+    const listing = `webhook-deliveries:${webhookId}`;
+    const after = query.cursor ? decodePageCursor(listing, query.cursor) : null;
+    const { rows: deliveries, next } = await newestFirstPage(page, after, query.limit);
     return {
       deliveries: await this.withAttempts(deliveries),
-      nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null,
+      nextCursor: next && encodePageCursor(listing, next, null),
     };
   }
 
@@ -185,20 +172,4 @@ export class WebhooksService {
 /** `whsec_` + base64 of 32 random bytes: the Standard Webhooks secret form. */
 function newSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
-}
-
-function encodeCursor(delivery: WebhookDelivery): string {
-  return Buffer.from(JSON.stringify([delivery.createdAt.toISOString(), delivery.id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { createdAt: Date; id: string } {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    const date = new Date(createdAt);
-    // Years PostgreSQL cannot compare with (before 4713 BC) would be a 500.
-    if (typeof id !== 'string' || Number.isNaN(date.getTime()) || date.getUTCFullYear() < 1) throw new Error('bad cursor');
-    return { createdAt: date, id };
-  } catch {
-    throw AppException.invalidField('cursor', 'is not a cursor this list returned');
-  }
 }

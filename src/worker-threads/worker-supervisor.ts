@@ -59,8 +59,9 @@ export class WorkerSupervisor implements OnApplicationBootstrap, OnApplicationSh
   }
 
   onApplicationBootstrap(): void {
-    for (let slot = 0; slot < this.config.env.WORKER_PROCESSES; slot++) this.start(slot);
-    this.logger.log(`Started ${this.config.env.WORKER_PROCESSES} worker threads`);
+    const { workerThreads } = this.config.connectionShares;
+    for (let slot = 0; slot < workerThreads; slot++) this.start(slot);
+    this.logger.log(`Started ${workerThreads} worker threads`);
   }
 
   /** Graceful shutdown (GracefulShutdown): each worker drains as on `signal`, and is terminated past the bound. */
@@ -101,16 +102,26 @@ export class WorkerSupervisor implements OnApplicationBootstrap, OnApplicationSh
   }
 
   /**
-   * The slot's worker thread: the worker entry point (src/worker.ts) with APP_ROLE=worker; migrations and probes
-   * are the main thread's, and only the first slot listens for inbound SMTP (threads cannot share a port).
+   * The slot's worker thread: the worker entry point (src/worker.ts) with APP_ROLE=worker and the slot's share of the
+   * process's connection budgets as its own; migrations and probes are the main thread's, and only the first slot
+   * listens for inbound SMTP (threads cannot share a port).
    */
   private start(slot: number): void {
-    const env: Record<string, string | undefined> = { ...process.env, APP_ROLE: 'worker', WORKER_PORT: '0', MIGRATIONS_RUN: 'false' };
+    const share = this.config.connectionShares.workers[slot];
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      APP_ROLE: 'worker',
+      WORKER_PORT: '0',
+      MIGRATIONS_RUN: 'false',
+      DATABASE_POOL_SIZE: String(share.database),
+      SMTP_POOL_SIZE: String(share.smtp),
+    };
     if (slot > 0) env.INBOUND_SMTP_PORT = '0';
     // `require` rather than a path, so that the entry point loads as this module did (compiled, or through a hook).
     const worker = new Worker(`require(${JSON.stringify(this.entry)}).runWorkerThread();`, {
       eval: true,
       env,
+      workerData: { slot },
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB, maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB },
     });
     const startedAt = Date.now();

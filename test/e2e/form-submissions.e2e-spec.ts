@@ -403,6 +403,66 @@ describe('form submissions', () => {
         .expect(400);
     });
 
+    it('issues and verifies the ALTCHA challenge at the difficulty the form sets', async () => {
+      const solved = async (formId: string) => {
+        const challenge = (await t.http.get(`/forms/${formId}/challenge`).expect(200)).body;
+        const solution = await solveChallenge(challenge.challenge, challenge.salt, challenge.algorithm, challenge.maxnumber).promise;
+        return {
+          maxnumber: challenge.maxnumber,
+          payload: Buffer.from(JSON.stringify({ ...challenge, number: solution!.number })).toString('base64'),
+        };
+      };
+      const post = (formId: string, altcha: string) =>
+        t.http
+          .post(`/f/${formId}`)
+          .set({ ...json, Origin: site })
+          .send({ message: unique(), altcha });
+
+      expect((await solved(await createForm({ spam_protection: { challenge: 'altcha' } }))).maxnumber).toBe(100_000);
+
+      const formId = await createForm({ spam_protection: { challenge: 'altcha', altcha_maxnumber: 20_000 } });
+      const first = await solved(formId);
+      expect(first.maxnumber).toBe(20_000);
+      await post(formId, first.payload).expect(200);
+
+      // Raised: a challenge fetched before is refused, a new one is as hard as the form now asks.
+      const fetchedBefore = await solved(formId);
+      await t.http
+        .patch(`/api/forms/${formId}`)
+        .set(bearer(admin.adminKey))
+        .send({ spam_protection: { challenge: 'altcha', altcha_maxnumber: 40_000 } })
+        .expect(200);
+      await new Promise((resolve) => setTimeout(resolve, 1100)); // the submission path keeps a form for a second
+      const refused = await post(formId, fetchedBefore.payload).expect(400);
+      expect(refused.body.error).toMatchObject({
+        code: 'CHALLENGE_FAILED',
+        message: expect.stringContaining('easier than the form now asks'),
+      });
+      const after = await solved(formId);
+      expect(after.maxnumber).toBe(40_000);
+      await post(formId, after.payload).expect(200);
+    });
+
+    it('refuses an ALTCHA difficulty outside its bounds, naming the setting', async () => {
+      const field = 'spam_protection.altcha_maxnumber';
+      const message = 'must be a whole number from 10000 to 10000000';
+      for (const altcha_maxnumber of [9_999, 10_000_001, 'hard']) {
+        const res = await t.http
+          .post('/api/forms')
+          .set(bearer(admin.adminKey))
+          .send({ name: 'Hard', to: 'owner@acme.example', spam_protection: { challenge: 'altcha', altcha_maxnumber } })
+          .expect(400);
+        expect(res.body.error.details.fields).toEqual([{ field, message }]);
+      }
+      const formId = await createForm({ spam_protection: { challenge: 'altcha' } });
+      const res = await t.http
+        .patch(`/api/forms/${formId}`)
+        .set(bearer(admin.adminKey))
+        .send({ spam_protection: { challenge: 'altcha', altcha_maxnumber: 0 } })
+        .expect(400);
+      expect(res.body.error.details.fields).toEqual([{ field, message }]);
+    });
+
     it('verifies Turnstile tokens against the configured verify URL', async () => {
       const formId = await createForm({ spam_protection: { challenge: 'turnstile', captcha_secret: 'site-secret' } });
       await t.http

@@ -128,6 +128,40 @@ describe('Hostile input and PostgreSQL outages', () => {
     });
   });
 
+  describe('an array where an object is expected', () => {
+    const NOT_AN_ARRAY = 'must be an object, not an array';
+    const sendBody = { from: 'news@example.com', to: 'ada@example.org', subject: 'Hi', text: 'x' };
+
+    it.each([
+      ['POST', '/instant/forms/batch', { forms: [[]] }, 'forms[0]'],
+      [
+        'POST',
+        '/instant/forms/batch',
+        { forms: [{ name: 'a', email: 'a@example.org' }, [{ name: 'b', email: 'b@example.org' }]] },
+        'forms[1]',
+      ],
+      ['POST', '/email/send', { ...sendBody, tracking: [] }, 'tracking'],
+      ['POST', '/email/send', { ...sendBody, attachments: [[{ filename: 'a.txt', content: 'aGk=' }]] }, 'attachments[0]'],
+      ['POST', '/email/batch', { from: 'news@example.com', subject: 'Hi', text: 'x', recipients: [[]] }, 'recipients[0]'],
+      ['POST', '/api-keys', { name: 'k', keyType: 'usage', restrictions: [{ rate_limit: 10 }] }, 'restrictions'],
+      ['POST', '/api-keys', { name: 'k', keyType: 'usage', restrictions: [] }, 'restrictions'],
+      ['PATCH', '/settings', { global_limits: [] }, 'global_limits'],
+      ['POST', '/email/send', [sendBody], 'body'],
+      ['POST', '/instant/forms/batch', [{ forms: [] }], 'body'],
+    ])('%s %s %j → 400 naming %s', async (method, path, body, field) => {
+      const res = await postJson(path, JSON.stringify(body), {}, method);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(errorBody('VALIDATION_FAILED'));
+      expect(res.body.error.details.fields).toContainEqual({ field, message: NOT_AN_ARRAY });
+    });
+
+    it('a key is not made with restrictions given as a list', async () => {
+      await postJson('/api-keys', JSON.stringify({ name: 'listed', keyType: 'usage', restrictions: [{ rate_limit: 10 }] }));
+      const keys = await t.http.get('/api-keys').set(bearer(key)).expect(200);
+      expect(JSON.stringify(keys.body)).not.toContain('listed');
+    });
+  });
+
   describe('nesting is limited at the body parser', () => {
     it.each([
       ['POST', '/email/templates', (deep: string) => `{"name":"n","subject":"s","html":"h","description":${deep}}`],

@@ -424,6 +424,7 @@ describe('quotas', () => {
           global_daily: standing(null, 10, dayEnd),
           global_monthly: standing(null, 10, nextMonth()),
         },
+        retention: { message_content_days: 30, inbound_messages_days: 7, outbox_events_days: 7, webhook_deliveries_days: 30 },
       });
 
       const patched = await t.http

@@ -6,6 +6,8 @@ import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount } from '../support/factories';
 import { ReceivedMail, SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait-for';
+import { startWebhookReceiver, WebhookReceiver } from '../support/webhook-receiver';
 
 const DESKTOP = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36';
 const PUBLIC_URL = 'http://mailroom.test';
@@ -25,22 +27,32 @@ describe('tracking', () => {
   let sink: SmtpSink;
   let dns: TestDnsServer;
   let adminKey: string;
+  let hooks: WebhookReceiver<{ type: string; messageId: string }>;
   const domain = 'news.acme.test';
   const unique = () => randomBytes(6).toString('hex');
 
   beforeAll(async () => {
     sink = await startSmtpSink();
     dns = await startDnsServer();
-    t = await createTestApp({ env: { SMTP_URL: sink.url, TRUST_PROXY: 'loopback' } });
+    hooks = await startWebhookReceiver();
+    t = await createTestApp({
+      env: { SMTP_URL: sink.url, TRUST_PROXY: 'loopback', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_POLL_INTERVAL_MS: '50' },
+    });
     const account = await createAccount(t, 'Acme');
     adminKey = account.adminKey;
     await createVerifiedDomain(t, account.accountId, domain, dns);
+    await t.http
+      .post('/email/webhooks')
+      .set(bearer(adminKey))
+      .send({ url: `${hooks.base}/hooks`, events: ['opened'] })
+      .expect(201);
   });
 
   afterAll(async () => {
     await t.close();
     await sink.close();
     await dns.close();
+    await hooks.close();
   });
 
   /** Sends, waits for the email at the sink and for the message to be `sent`. */
@@ -166,11 +178,54 @@ describe('tracking', () => {
       expect(opens[1]).toEqual({ type: 'opened', timestamp: expect.any(String), recipient: 'ada@example.org' });
     });
 
-    it('records every one of many concurrent opens', async () => {
+    it('records every one of many concurrent opens by different clients', async () => {
       const { messageId, mail } = await deliver({ html: HTML, tracking: { opens: true } });
       const pixel = pathOf(/<img src="([^"]+)"/.exec(mail.parsed!.html as string)![1]);
-      await Promise.all(Array.from({ length: 25 }, () => t.http.get(pixel).set('User-Agent', DESKTOP).expect(200)));
+      await Promise.all(
+        Array.from({ length: 25 }, (_, i) =>
+          t.http
+            .get(pixel)
+            .set('User-Agent', DESKTOP)
+            .set('X-Forwarded-For', `198.51.100.${i + 1}`)
+            .expect(200),
+        ),
+      );
       await waitForEvents(messageId, (all) => all.filter((e) => e.type === 'opened').length === 25);
+    });
+
+    it('counts repeated opens by one client within the window once: one event, one outbox row, one webhook delivery', async () => {
+      const { messageId, mail } = await deliver({ html: HTML, tracking: { opens: true } });
+      await sentLongAgo(messageId);
+      const pixel = pathOf(/<img src="([^"]+)"/.exec(mail.parsed!.html as string)![1]);
+      const open = (ip: string, agent = DESKTOP) => t.http.get(pixel).set('User-Agent', agent).set('X-Forwarded-For', ip).expect(200);
+
+      // One client showing the message again and again, some of it at once: every fetch gets the GIF.
+      await open('203.0.113.10');
+      await Promise.all([open('203.0.113.10'), open('203.0.113.10'), open('203.0.113.10')]);
+      await open('203.0.113.10');
+      // Other clients: another address, another user agent on the same address, another IPv6 /64.
+      await open('203.0.113.11');
+      await open('203.0.113.10', 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko)');
+      await open('2001:db8:1:2::1');
+      await open('2001:db8:1:2::99'); // the same /64
+      await open('2001:db8:1:3::1');
+
+      const events = await waitForEvents(messageId, (all) => all.filter((e) => e.type === 'opened').length >= 5);
+      const deliveries = await waitFor(
+        'the webhook deliveries',
+        () => hooks.received.filter((h) => h.body.type === 'opened' && h.body.messageId === messageId),
+        (found) => found.length >= 5,
+      );
+      // Anything more would have arrived by now: the events were written before their outbox rows were published.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(events.filter((e) => e.type === 'opened')).toHaveLength(5);
+      expect((await statusOf(messageId)).filter((e) => e.type === 'opened')).toHaveLength(5);
+      expect(hooks.received.filter((h) => h.body.type === 'opened' && h.body.messageId === messageId)).toHaveLength(deliveries.length);
+      expect(deliveries).toHaveLength(5);
+      const outbox = await t.app
+        .get(DataSource)
+        .query("SELECT count(*)::int AS n FROM event_outbox WHERE type = 'opened' AND payload->>'messageId' = $1", [messageId]);
+      expect(outbox[0].n).toBe(5);
     });
 
     it('is 404 for a tampered token, a token of another kind and a message not tracked for opens', async () => {
@@ -216,6 +271,42 @@ describe('tracking', () => {
           machine: true,
         },
       ]);
+    });
+
+    it('follows links recorded when the message was sent, without the stored HTML (its content cleared)', async () => {
+      const { messageId, mail } = await deliver({ html: HTML, tracking: ALL });
+      const [first, , , second] = hrefs(mail.parsed!.html as string);
+      await t.app.get(DataSource).query("UPDATE messages SET content = content - 'html' WHERE id = $1", [messageId]);
+
+      await t.http
+        .get(pathOf(first))
+        .set('User-Agent', DESKTOP)
+        .expect(302)
+        .expect('Location', 'https://shop.acme.test/sale?from=mail&id=7');
+      await t.http.get(pathOf(second)).set('User-Agent', DESKTOP).expect(302).expect('Location', 'https://acme.test/blog/post-1');
+      await t.http.get(`/t/c/${tokens().token({ kind: 'c', messageId, link: 2 })}`).expect(404);
+      await waitForEvents(messageId, (all) => all.filter((e) => e.type === 'clicked').length === 2);
+    });
+
+    it('follows the links of a message sent before links were recorded from its HTML, once, and keeps them for later clicks', async () => {
+      const { messageId, mail } = await deliver({ html: HTML, tracking: ALL });
+      const db = t.app.get(DataSource);
+      await db.query('DELETE FROM message_links WHERE message_id = $1', [messageId]);
+      const [first, , , second] = hrefs(mail.parsed!.html as string);
+
+      await t.http.get(pathOf(second)).expect(302).expect('Location', 'https://acme.test/blog/post-1');
+      expect((await db.query('SELECT urls FROM message_links WHERE message_id = $1', [messageId]))[0].urls).toEqual([
+        'https://shop.acme.test/sale?from=mail&id=7',
+        'https://acme.test/blog/post-1',
+      ]);
+      await db.query("UPDATE messages SET content = content - 'html' WHERE id = $1", [messageId]);
+      await t.http.get(pathOf(first)).expect(302).expect('Location', 'https://shop.acme.test/sale?from=mail&id=7');
+
+      // One sent before, whose content is gone too: nothing to follow.
+      const gone = await deliver({ html: HTML, tracking: ALL });
+      await db.query('DELETE FROM message_links WHERE message_id = $1', [gone.messageId]);
+      await db.query("UPDATE messages SET content = content - 'html' WHERE id = $1", [gone.messageId]);
+      await t.http.get(pathOf(hrefs(gone.mail.parsed!.html as string)[0])).expect(404);
     });
 
     it('is 404 for a tampered token, a token of another kind, a link out of range and a message not tracked for clicks', async () => {

@@ -200,6 +200,8 @@ function shaped(schema: Schema, schemas: Record<string, Schema>, known: KnownVal
         return fc.oneof(
           { weight: 6, arbitrary: record },
           { weight: 1, arbitrary: fc.tuple(record, extra).map(([r, e]) => ({ ...e, ...r })) },
+          // An array where the object is expected: `[]`, `[{…}]`, `[[]]`.
+          { weight: 1, arbitrary: fc.array(fc.oneof(record, fc.constant([])), { maxLength: 2 }) },
         );
       }
       if (schema.example !== undefined && schema.type === undefined) {
@@ -228,6 +230,10 @@ function pathsOf(value: unknown, prefix: Key[] = []): Key[][] {
   return here;
 }
 
+function valueAt(value: unknown, path: Key[]): unknown {
+  return path.reduce<unknown>((at, key) => (at as Record<Key, unknown>)[key], value);
+}
+
 /** A copy of `value` with the value at `path` replaced (or removed, for `undefined`). */
 function withValueAt(value: unknown, path: Key[], replacement: unknown): unknown {
   if (path.length === 0) return replacement;
@@ -243,8 +249,9 @@ function withValueAt(value: unknown, path: Key[], replacement: unknown): unknown
 
 /**
  * A valid body with one thing wrong: a value anywhere replaced by hostile text, another type, an odd number
- * or null, or removed; sometimes left valid. Reaches the code behind validation that generated bodies rarely get
- * to (a send that is inserted, a template that is compiled).
+ * or null, wrapped in an array (an object of the body, or the body itself, given as a list), or removed;
+ * sometimes left valid. Reaches the code behind validation that generated bodies rarely get to (a send that is
+ * inserted, a template that is compiled).
  */
 function mutationsOf(valid: unknown): fc.Arbitrary<unknown> {
   const paths = pathsOf(valid);
@@ -254,9 +261,14 @@ function mutationsOf(valid: unknown): fc.Arbitrary<unknown> {
     { weight: 1, arbitrary: strangeNumbers },
     { weight: 1, arbitrary: fc.constantFrom(null, undefined, true, [], {}) },
   );
+  const containers = paths.filter((path) => {
+    const at = valueAt(valid, path);
+    return at !== null && typeof at === 'object';
+  });
   return fc.oneof(
     { weight: 1, arbitrary: fc.constant(valid) },
     { weight: 5, arbitrary: fc.tuple(fc.constantFrom(...paths), replacement).map(([path, v]) => withValueAt(valid, path, v)) },
+    { weight: 2, arbitrary: fc.constantFrom(...containers).map((path) => withValueAt(valid, path, [valueAt(valid, path)])) },
   );
 }
 

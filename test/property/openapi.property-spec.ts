@@ -51,6 +51,7 @@ const VALID_BODIES: Record<string, unknown> = {
   'POST /v1/send': send,
   'POST /projects': { name: 'Site' },
   'POST /collections': { slug: 'forms', name: 'Forms', forms: { 'contact-us': form } },
+  'POST /instant/forms/batch': { forms: [{ name: 'Landing', email: 'owner@example.org' }] },
 };
 
 /** Why a response breaks the contract, or null: no 5xx, and every 4xx exactly the D-10 body. */

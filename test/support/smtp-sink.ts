@@ -21,6 +21,8 @@ export interface SmtpSink {
   messages: ReceivedMail[];
   /** Messages taken (250) so far, parsed or not. */
   readonly count: number;
+  /** The most connections that were open at once since the sink started. */
+  readonly peakConnections: number;
   /** The next `count` messages get `code message` at the end of DATA (451 → retried, 550 → bounced). */
   failNext(count: number, code: number, message?: string): void;
   /** RCPT TO for this address gets `code message` until cleared. */
@@ -65,6 +67,7 @@ export async function startSmtpSink(options: { parse?: boolean; auth?: boolean }
   let authRejected = false;
   let refusing = false;
   let count = 0;
+  let peakConnections = 0;
 
   const server = new SMTPServer({
     authOptional: true,
@@ -125,6 +128,7 @@ export async function startSmtpSink(options: { parse?: boolean; auth?: boolean }
   server.server.on('connection', (socket: Socket) => {
     if (refusing) return socket.destroy();
     sockets.add(socket);
+    peakConnections = Math.max(peakConnections, sockets.size);
     socket.on('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -136,6 +140,9 @@ export async function startSmtpSink(options: { parse?: boolean; auth?: boolean }
     messages,
     get count() {
       return count;
+    },
+    get peakConnections() {
+      return peakConnections;
     },
     failNext: (n, code, message = code >= 500 ? '5.1.1 Mailbox unavailable' : '4.3.0 Try again later') => {
       for (let i = 0; i < n; i++) failures.push({ code, message });

@@ -28,6 +28,7 @@ const DECOMPRESSION_ERROR = /^(Z_|ERR__ERROR|ERR_BROTLI)/;
  * SyntaxError into a plain BadRequestException, so app.setup.ts also calls this right after the parsers.
  */
 export function bodyParserError(error: unknown): AppException | null {
+  if (error instanceof AppException) return null; // ours already (the limiter's, the body gate's)
   const { type, status, expose, code } = (error ?? {}) as { type?: string; status?: number; expose?: boolean; code?: unknown };
   if (type === 'entity.parse.failed') return new AppException(ErrorCode.MalformedJson, 'The request body is not valid JSON');
   if (type === 'entity.too.large' || status === 413) {
@@ -49,6 +50,21 @@ export function bodyParserError(error: unknown): AppException | null {
   return null;
 }
 
+/**
+ * Answers with the D-10 body: the filter's answer, and the body gate's when it cuts a body that is still arriving
+ * (the request has left the middleware chain by then).
+ */
+export function writeErrorBody(response: Response, error: AppException, documentation: string): void {
+  for (const [name, value] of Object.entries(error.headers ?? {})) response.setHeader(name, value);
+  // A route may have set its own type already (an HTML page, a CSV file): errors are always the JSON body.
+  response.removeHeader('Content-Disposition');
+  response.setHeader('Content-Type', 'application/json; charset=utf-8');
+  response.status(error.status).json({
+    error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) },
+    documentation,
+  });
+}
+
 /** The one place every error becomes the D-10 body: ours, Nest's, body-parser's and the unknown. */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
@@ -66,14 +82,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const error = this.toAppException(exception, request);
 
     if (response.headersSent) return;
-    for (const [name, value] of Object.entries(error.headers ?? {})) response.setHeader(name, value);
-    // A route may have set its own type already (an HTML page, a CSV file): errors are always the JSON body.
-    response.removeHeader('Content-Disposition');
-    response.setHeader('Content-Type', 'application/json; charset=utf-8');
-    response.status(error.status).json({
-      error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) },
-      documentation: `${this.config.publicUrl}/docs#errors`,
-    });
+    writeErrorBody(response, error, `${this.config.publicUrl}/docs#errors`);
   }
 
   private toAppException(exception: unknown, request: Request): AppException {

@@ -10,6 +10,8 @@ import {
   isStatusPath,
   isUnlimitedPath,
   keyLimits,
+  openRouteIpRule,
+  openRouteOf,
   parsePlanLimits,
   rulesFor,
 } from './rate-limit.policy';
@@ -87,21 +89,13 @@ describe('rate-limit policy (D-11)', () => {
     });
   });
 
-  it('never limits health, metrics, docs and tracking', () => {
-    for (const path of [
-      '/health',
-      '/health/ready',
-      '/metrics',
-      '/docs',
-      '/docs-json',
-      '/docs/swagger-ui.css',
-      '/t/o/abc',
-      '/u/abc',
-      '/provider/events',
-    ]) {
+  it('never limits health, metrics and docs', () => {
+    for (const path of ['/health', '/health/ready', '/metrics', '/docs', '/docs-json', '/docs/swagger-ui.css']) {
       expect(isUnlimitedPath(path)).toBe(true);
     }
-    for (const path of ['/healthy', '/email/send', '/tracking', '/u']) expect(isUnlimitedPath(path)).toBe(false);
+    for (const path of ['/healthy', '/email/send', '/tracking', '/u', '/t/o/abc', '/u/abc', '/provider/events']) {
+      expect(isUnlimitedPath(path)).toBe(false);
+    }
     expect(isRateLimited('POST', '/email/send')).toBe(true);
     expect(isRateLimited('OPTIONS', '/example.com/contact')).toBe(false);
     expect(isRateLimited('GET', '/health')).toBe(false);
@@ -178,6 +172,21 @@ describe('rate-limit policy (D-11)', () => {
       ['ip', 'minute', 60, 'p:rl:ip:203.0.113.9:m'],
       ['ip', 'minute', 30, 'p:rl:authfail:203.0.113.9:m'],
     ]);
+  });
+
+  it('sorts out the open routes, whose limits are decided before their body is read', () => {
+    expect(openRouteOf('GET', '/t/o/abc')).toBe('tracking');
+    expect(openRouteOf('POST', '/u/abc')).toBe('tracking');
+    expect(openRouteOf('POST', '/Provider/Events/')).toBe('provider-events');
+    for (const path of ['/acme.test/contact', '/f/frm_1', '/submit/frm_1', '/c/col/form', '/v1/acme.test/send']) {
+      expect(openRouteOf('POST', path)).toBe('form-post');
+    }
+    expect(openRouteOf('GET', '/f/frm_1')).toBeNull();
+    expect(openRouteOf('POST', '/email/send')).toBeNull();
+    expect(openRouteOf('GET', '/instant/forms/confirm/tok')).toBeNull(); // the client IP's ordinary limits hold it
+    const rule = openRouteIpRule('form-post', '2001:db8:1:2:3:4:5:6', 120, redisKey);
+    expect([rule.scope, rule.window, rule.limit, rule.key]).toEqual(['ip', 'minute', 120, 'p:rl:form-post:2001:db8:1:2::/64:m']);
+    expect(openRouteIpRule('tracking', '203.0.113.9', 600, redisKey).key).toBe('p:rl:tracking:203.0.113.9:m');
   });
 
   it('gives each process its share of a limit while Redis is away, at least 1', () => {

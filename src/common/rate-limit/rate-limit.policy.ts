@@ -104,12 +104,36 @@ export function endpointLimitOf(path: string): EndpointLimit | null {
   return match?.limit ?? null;
 }
 
-/**
- * Health, metrics, docs and the tracking routes are never limited (D-11); nor are the provider's signed
- * events (a provider posts bursts from a few addresses, and a bad signature costs one HMAC).
- */
+/** Health, metrics and docs are never limited (D-11). */
 export function isUnlimitedPath(path: string): boolean {
-  return /^\/(health|metrics|docs|docs-json|docs-yaml)(\/|$)|^\/[tu]\/|^\/provider\/events\/?$/i.test(path);
+  return /^\/(health|metrics|docs|docs-json|docs-yaml)(\/|$)/i.test(path);
+}
+
+/**
+ * Open routes with limits of their own, decided before the body is read: form posts without a credential (a
+ * generous per-IP limit, then each form's own once the form is known), the tracking links (per IP, generously: a
+ * mail client fetches a message's images at once) and the provider's signed events (only an IP that spent its
+ * failure budget on bad signatures is refused: a provider posts bursts from a few addresses).
+ */
+export type OpenRoute = 'form-post' | 'tracking' | 'provider-events';
+
+/** The open route a request goes to (by method and path alone), or null for every other route. */
+export function openRouteOf(method: string, path: string): OpenRoute | null {
+  if (/^\/[tu]\//i.test(path)) return 'tracking';
+  if (/^\/provider\/events\/?$/i.test(path)) return 'provider-events';
+  return isAnonymousFormPost(method, path) ? 'form-post' : null;
+}
+
+/** The per-minute limit of a client IP on the form or tracking routes, counted before the body is read. */
+export function openRouteIpRule(route: 'form-post' | 'tracking', ip: string, perMinute: number, redisKey: RedisKey): LimitRule {
+  return {
+    scope: 'ip',
+    window: 'minute',
+    kind: 'window',
+    key: redisKey('rl', route, clientIpKey(ip), 'm'),
+    limit: perMinute,
+    windowMs: MINUTE_MS,
+  };
 }
 
 /** Whether the limiter counts a request at all: neither CORS preflights nor the unlimited paths are. */
@@ -125,7 +149,8 @@ export const DEFAULT_FORM_RATE_LIMIT = 10;
 
 /**
  * A post to a form without a credential: the form's own per-IP limit replaces the IP and endpoint limits
- * (D-11). The submission pipeline applies it once it knows the form.
+ * (D-11). The submission pipeline applies it once it knows the form; before the body is read the limiter
+ * counts only the generous per-IP limit of every form post (openRouteIpRule).
  */
 export function isAnonymousFormPost(method: string, path: string): boolean {
   return method === 'POST' && FORM_POST_PATH.test(path);

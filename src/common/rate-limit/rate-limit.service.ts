@@ -22,6 +22,8 @@ import {
   isAnonymousFormPost,
   isRateLimited,
   isStatusPath,
+  openRouteIpRule,
+  openRouteOf,
   PlanLimits,
   rulesFor,
 } from './rate-limit.policy';
@@ -81,10 +83,32 @@ export class RateLimitService implements OnModuleInit {
   /** Counts the request against every limit it falls under; throws the 429 when it may not pass. */
   async enforce(request: Request, response: Response): Promise<void> {
     if (!this.enabled || !isRateLimited(request.method, request.path)) return;
+    const openRoute = openRouteOf(request.method, request.path);
+    if (openRoute === 'tracking') return this.enforceOpenRouteIpLimit(request, response, 'tracking');
+    if (openRoute === 'provider-events') return this.refuseSpentFailureBudget(request, response);
     const caller = await this.callerOf(request, response);
+    if (caller.kind === 'anonymous' && caller.formPost) {
+      // A post to an unknown form spends the failure budget once the form is looked up; an IP that spent it is
+      // refused here, before its body is read.
+      await this.refuseSpentFailureBudget(request, response);
+      return this.enforceOpenRouteIpLimit(request, response, 'form-post');
+    }
     const rules = rulesFor(caller, endpointLimitOf(request.path), this.redisKey);
     if (rules.length === 0) return;
     this.apply(await this.decide(rules, isStatusPath(request.path) ? 0 : 1), response);
+  }
+
+  /** Counts the client IP's generous per-minute limit of the form or tracking routes; 429 past it. */
+  private async enforceOpenRouteIpLimit(request: Request, response: Response, route: 'form-post' | 'tracking'): Promise<void> {
+    const { RATE_LIMIT_FORM_POSTS_PER_MINUTE, RATE_LIMIT_TRACKING_PER_MINUTE } = this.config.env;
+    const perMinute = route === 'tracking' ? RATE_LIMIT_TRACKING_PER_MINUTE : RATE_LIMIT_FORM_POSTS_PER_MINUTE;
+    this.apply(await this.decide([openRouteIpRule(route, clientIpOf(request), perMinute, this.redisKey)], 1), response);
+  }
+
+  /** 429 when the client IP has used up its failure budget; counts nothing (the failures count it). */
+  private async refuseSpentFailureBudget(request: Request, response: Response): Promise<void> {
+    const budget = await this.decide([authFailureRule(clientIpOf(request), this.redisKey)], 1, true);
+    if (!budget.allowed) this.apply(budget, response);
   }
 
   /**
@@ -104,7 +128,10 @@ export class RateLimitService implements OnModuleInit {
     return this.keys.resolve(secret);
   }
 
-  /** Counts a failed authentication (Bull Board's basic auth) or a post to an unknown form against the client IP's budget. */
+  /**
+   * Counts a failed authentication (Bull Board's basic auth, a provider call with a bad signature) or a post to an
+   * unknown form against the client IP's budget.
+   */
   async countAuthFailure(request: Request, response: Response): Promise<void> {
     if (!this.enabled) return;
     this.apply(await this.decide([authFailureRule(clientIpOf(request), this.redisKey)], 1), response);

@@ -37,4 +37,12 @@ export class MessageStatusDto {
 
   @ApiProperty({ type: [MessageEventDto], description: 'Oldest first.' })
   events: MessageEventDto[];
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description:
+      'Present once retention removed the message’s body (text, HTML, custom headers, attachments): RETENTION_MESSAGE_CONTENT_DAYS ' +
+      'after its last move to a final status. Its status and events are kept.',
+  })
+  contentRemovedAt?: string;
 }

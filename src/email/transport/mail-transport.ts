@@ -1,11 +1,23 @@
+import { Readable } from 'node:stream';
 import type { RecipientAnswer } from '../smtp-outcome';
+
+/**
+ * A message's bytes, which can be read more than once: each call opens a new stream of the same bytes (a transport
+ * that sends a message again, after its connection dropped, reads it again).
+ */
+export type MessageSource = () => Readable;
+
+/** The source of bytes already in memory. */
+export function bufferSource(bytes: Buffer): MessageSource {
+  return () => Readable.from([bytes], { objectMode: false });
+}
 
 /** One attempt: the message's MIME source, DKIM-signed, to the recipients that have no final answer yet. */
 export interface OutgoingEmail {
   messageId: string;
   from: string;
   recipients: string[];
-  raw: Buffer;
+  source: MessageSource;
 }
 
 export interface TransportResult {

@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { bufferSource } from './mail-transport';
 import { OutboxTransport } from './outbox.transport';
 
 describe('OutboxTransport', () => {
@@ -17,7 +18,7 @@ describe('OutboxTransport', () => {
       messageId: 'msg_1',
       from: 'a@acme.test',
       recipients: ['b@example.org', 'c@example.org'],
-      raw,
+      source: bufferSource(raw),
     });
     await transport.close();
     expect(result.accepted).toEqual(['b@example.org', 'c@example.org']);

@@ -1,6 +1,6 @@
 import { startSmtpSink, type SmtpSink } from '../../../test/support/smtp-sink';
 import { freePort } from '../../../test/support/free-port';
-import { ProviderFailure } from './mail-transport';
+import { bufferSource, ProviderFailure } from './mail-transport';
 import { SmtpTransport } from './smtp.transport';
 
 /** A signed-looking source with the lines SMTP must escape or keep: a leading dot, a bare "." line, 8-bit text. */
@@ -26,7 +26,12 @@ describe('SmtpTransport (nodemailer pool, real SMTP server)', () => {
   });
 
   it('hands the server the bytes it was given, unchanged, for the envelope it was given', async () => {
-    const result = await transport.send({ messageId: 'msg_1', from: 'bounce+m1@acme.test', recipients: ['bob@example.org'], raw });
+    const result = await transport.send({
+      messageId: 'msg_1',
+      from: 'bounce+m1@acme.test',
+      recipients: ['bob@example.org'],
+      source: bufferSource(raw),
+    });
     expect(result).toEqual({ accepted: ['bob@example.org'], rejected: [], response: expect.stringMatching(/^250 /) });
     const mail = await sink.waitFor((m) => m.envelope.rcptTo.includes('bob@example.org'));
     expect(mail.envelope).toEqual({ mailFrom: 'bounce+m1@acme.test', rcptTo: ['bob@example.org'] });
@@ -39,7 +44,7 @@ describe('SmtpTransport (nodemailer pool, real SMTP server)', () => {
       messageId: 'msg_2',
       from: 'bounce+m2@acme.test',
       recipients: ['carol@example.org', 'gone@example.org'],
-      raw,
+      source: bufferSource(raw),
     });
     expect(result.accepted).toEqual(['carol@example.org']);
     expect(result.rejected).toEqual([
@@ -51,7 +56,12 @@ describe('SmtpTransport (nodemailer pool, real SMTP server)', () => {
 
   it('answers every recipient refused as a result, not a failure', async () => {
     sink.rejectRecipient('gone@example.org', 550, '5.1.1 No such user');
-    const result = await transport.send({ messageId: 'msg_3', from: 'bounce+m3@acme.test', recipients: ['gone@example.org'], raw });
+    const result = await transport.send({
+      messageId: 'msg_3',
+      from: 'bounce+m3@acme.test',
+      recipients: ['gone@example.org'],
+      source: bufferSource(raw),
+    });
     expect(result).toEqual({
       accepted: [],
       rejected: [{ recipient: 'gone@example.org', responseCode: 550, response: expect.stringContaining('No such user') }],
@@ -61,7 +71,12 @@ describe('SmtpTransport (nodemailer pool, real SMTP server)', () => {
 
   it('rejects with a ProviderFailure when the server refuses the message at DATA', async () => {
     sink.failNext(1, 451, '4.3.0 Try again later');
-    const sent = transport.send({ messageId: 'msg_4', from: 'bounce+m4@acme.test', recipients: ['dan@example.org'], raw });
+    const sent = transport.send({
+      messageId: 'msg_4',
+      from: 'bounce+m4@acme.test',
+      recipients: ['dan@example.org'],
+      source: bufferSource(raw),
+    });
     await expect(sent).rejects.toBeInstanceOf(ProviderFailure);
     await expect(sent).rejects.toMatchObject({ responseCode: 451, description: expect.stringContaining('Try again later') });
   });
@@ -69,9 +84,9 @@ describe('SmtpTransport (nodemailer pool, real SMTP server)', () => {
   it('rejects with a ProviderFailure when nothing listens', async () => {
     const nowhere = new SmtpTransport(`smtp://127.0.0.1:${await freePort()}`, 1);
     try {
-      await expect(nowhere.send({ messageId: 'msg_5', from: 'a@acme.test', recipients: ['b@example.org'], raw })).rejects.toBeInstanceOf(
-        ProviderFailure,
-      );
+      await expect(
+        nowhere.send({ messageId: 'msg_5', from: 'a@acme.test', recipients: ['b@example.org'], source: bufferSource(raw) }),
+      ).rejects.toBeInstanceOf(ProviderFailure);
     } finally {
       await nowhere.close();
     }

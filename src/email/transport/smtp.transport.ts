@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import type MailMessage from 'nodemailer/lib/mailer/mail-message';
 import SMTPPool, { type SMTPPoolOptions, type SMTPPoolSentMessageInfo } from 'nodemailer/lib/smtp-pool';
 import { classifyTransactionError, type SmtpErrorLike } from '../smtp-outcome';
@@ -8,8 +7,13 @@ import { type MailTransport, type OutgoingEmail, ProviderFailure, type Transport
 export class SmtpTransport implements MailTransport {
   readonly name = 'smtp';
   private readonly pool: SMTPPool;
+  /** Messages handed to the pool and not answered yet: each holds a connection, or waits for one past poolSize. */
+  private sending = 0;
 
-  constructor(url: string, poolSize: number) {
+  constructor(
+    url: string,
+    private readonly poolSize: number,
+  ) {
     const parsed = new URL(url);
     this.pool = new SMTPPool({
       host: parsed.hostname,
@@ -23,6 +27,7 @@ export class SmtpTransport implements MailTransport {
 
   async send(email: OutgoingEmail): Promise<TransportResult> {
     let info: SMTPPoolSentMessageInfo;
+    this.sending++;
     try {
       info = await new Promise((resolve, reject) =>
         this.pool.send(finishedMessage(email), (err, sent) =>
@@ -34,6 +39,8 @@ export class SmtpTransport implements MailTransport {
       if (failure?.kind === 'recipients') return { accepted: [], rejected: failure.answers, response: '' };
       if (failure?.kind === 'provider') throw new ProviderFailure(failure.description, failure.responseCode);
       throw err;
+    } finally {
+      this.sending--;
     }
     const rejectedErrors = (info.rejectedErrors ?? []) as {
       recipient?: string;
@@ -55,6 +62,11 @@ export class SmtpTransport implements MailTransport {
     };
   }
 
+  /** The pool as /metrics shows it (nodemailer tells no more of its connections than its options). */
+  connections(): { inUse: number; waiting: number; max: number } {
+    return { inUse: Math.min(this.sending, this.poolSize), waiting: Math.max(0, this.sending - this.poolSize), max: this.poolSize };
+  }
+
   close(): Promise<void> {
     this.pool.close();
     return Promise.resolve();
@@ -63,8 +75,10 @@ export class SmtpTransport implements MailTransport {
 
 /**
  * The email as a nodemailer transport reads its `mail` (its envelope, an id for its log, and a stream of the
- * bytes), for bytes that are final. `sendMail` would compose them again: a MailComposer, a MimeNode and its
- * stream pipeline around bytes it does not change, 60% of the CPU of handing a message to the pool.
+ * bytes, opened again if the pool sends it again), for bytes that are final. `sendMail` would compose them
+ * again: a MailComposer, a MimeNode and its stream pipeline around bytes it does not change, 60% of the CPU of
+ * handing a message to the pool. A stream that fails (an attachment that cannot be read) ends the transaction
+ * before its final dot, and its error is the send's.
  */
 function finishedMessage(email: OutgoingEmail): MailMessage<SMTPPoolSentMessageInfo> {
   const envelope = { from: email.from, to: email.recipients };
@@ -72,7 +86,7 @@ function finishedMessage(email: OutgoingEmail): MailMessage<SMTPPoolSentMessageI
     getEnvelope: () => envelope,
     messageId: () => email.messageId,
     getHeader: () => email.messageId,
-    createReadStream: () => Readable.from([email.raw], { objectMode: false }),
+    createReadStream: email.source,
   };
   return { data: { envelope }, message } as unknown as MailMessage<SMTPPoolSentMessageInfo>;
 }

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { FORM_CHALLENGES, SPAM_PROTECTION_LEVELS } from '../form-settings';
+import { ALTCHA_MAX_NUMBER, FORM_CHALLENGES, SPAM_PROTECTION_LEVELS } from '../form-settings';
 
 /**
  * Form settings as the API shows and takes them. Their contents are checked by checkFormSettings (the one check
@@ -43,6 +43,19 @@ export class FormSpamProtectionDto {
       'A check every post must pass: altcha (our proof-of-work, GET /forms/{id}/challenge), turnstile or hcaptcha. Level high implies altcha.',
   })
   challenge?: string;
+
+  @IsOptional()
+  @ApiPropertyOptional({
+    type: Number,
+    minimum: ALTCHA_MAX_NUMBER.min,
+    maximum: ALTCHA_MAX_NUMBER.max,
+    default: ALTCHA_MAX_NUMBER.default,
+    example: 250_000,
+    description:
+      'Difficulty of the altcha challenge: the upper bound of the secret number a browser searches for (half of it on ' +
+      'average). Raising it takes effect at once: challenges issued at a lower difficulty are refused.',
+  })
+  altcha_maxnumber?: number;
 
   @IsOptional()
   @ApiPropertyOptional({

@@ -117,7 +117,9 @@ export class ListSubmissionsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({
     enum: ['json', 'csv'],
     default: 'json',
-    description: 'csv: every submission (newest 50,000) as a spreadsheet, every field a column',
+    description:
+      'csv: every submission as a spreadsheet, streamed; the form’s requiredFields and most frequent field names get ' +
+      'columns, the other fields of a row go to other_fields as JSON',
   })
   @IsOptional()
   @IsIn(['json', 'csv'], { message: 'format must be json or csv' })
@@ -208,11 +210,14 @@ export class SubmissionPageDto {
   @ApiProperty({ type: [SubmissionDto] })
   submissions: SubmissionDto[];
 
-  @ApiProperty({ example: 1, description: 'Submissions matching the filter in all pages' })
+  @ApiProperty({
+    example: 1,
+    description: 'Submissions matching the filter in all pages, as counted for the first page: the following pages repeat that figure',
+  })
   total: number;
 
   @ApiProperty({
-    example: 'WyIyMDI2LTA2LTA5VDEwOjAwOjAwLjAwMFoiLCJzdWJfMSJd',
+    example: 'WyIyMDI2LTA2LTA5VDEwOjAwOjAwLjAwMFoiLCJzdWJfMSIsMSwielU4bWFlWDciXQ',
     type: String,
     nullable: true,
     description: 'Pass as cursor for the next page; null on the last page',

@@ -12,7 +12,7 @@ export class ChallengeDto implements Challenge {
   })
   challenge: string;
 
-  @ApiProperty({ example: 50000, description: 'Upper bound of the secret number' })
+  @ApiProperty({ example: 100000, description: 'Upper bound of the secret number: the form’s spam_protection.altcha_maxnumber' })
   maxnumber: number;
 
   @ApiProperty({

@@ -5,17 +5,20 @@ import { AppException } from '../../common/errors/app.exception';
 import { ErrorCode } from '../../common/errors/error-code';
 import { AppConfigService } from '../../config/app-config.service';
 import { RedisService } from '../../redis/redis.service';
+import type { Form } from '../form.entity';
+import { altchaMaxNumberOf } from '../form-settings';
 import { ChallengeDto } from './challenge.dto';
 
 /** The form field the ALTCHA widget posts its solution in: base64 of a JSON `Payload`. */
 export const ALTCHA_FIELD = 'altcha';
-/** Search space of the proof of work: about 25,000 SHA-256 hashes on average, well under a second in a browser. */
-export const CHALLENGE_MAX_NUMBER = 50_000;
 export const CHALLENGE_TTL_MS = 10 * 60_000;
 const ALGORITHM = 'SHA-256';
 /** A real payload is about 400 characters; anything far longer is not one. */
 const MAX_PAYLOAD_LENGTH = 4096;
 const REPLAY_CHECK_TIMEOUT_MS = 500;
+
+/** What a challenge is made for: the form, whose settings give its difficulty. */
+export type ChallengedForm = Pick<Form, 'id' | 'settings'>;
 
 /** The built-in proof-of-work challenge (ALTCHA, altcha-lib's classic API): issued per form, single use. */
 @Injectable()
@@ -33,27 +36,35 @@ export class ChallengeService {
     this.hmacKeys = config.encryptionKeys.map((key) => createHmac('sha256', key).update('altcha-challenge').digest('hex'));
   }
 
-  /** A challenge for the form's widget. The form id and expiry ride in the signed salt. */
-  async create(formId: string, ttlMs: number = CHALLENGE_TTL_MS): Promise<ChallengeDto> {
+  /** A challenge for the form's widget, as hard as the form asks. The form id, difficulty and expiry ride in the signed salt. */
+  async create(form: ChallengedForm, ttlMs: number = CHALLENGE_TTL_MS): Promise<ChallengeDto> {
+    const maxnumber = altchaMaxNumberOf(form.settings);
     const challenge = await createChallenge({
       algorithm: ALGORITHM,
       hmacKey: this.hmacKeys[0],
-      maxnumber: CHALLENGE_MAX_NUMBER,
+      maxnumber,
       expires: new Date(Date.now() + ttlMs),
-      params: { formId },
+      params: { formId: form.id, maxnumber: String(maxnumber) },
     });
-    return { ...challenge, maxnumber: CHALLENGE_MAX_NUMBER };
+    return { ...challenge, maxnumber };
   }
 
-  /** Accepts a solution of a challenge this server issued for this form, once, before it expires. */
-  async verify(formId: string, payload: string | undefined): Promise<void> {
+  /**
+   * Accepts a solution of a challenge this server issued for this form, at no less than the form's difficulty now
+   * (raising it shuts out challenges fetched ahead), once, before it expires.
+   */
+  async verify(form: ChallengedForm, payload: string | undefined): Promise<void> {
     if (!payload?.trim()) throw failed(`The challenge solution (field ${ALTCHA_FIELD}) is missing`);
     const solution = parsePayload(payload);
     if (!solution) throw failed('The challenge solution is malformed');
     // The salt, and with it formId and expires, is covered by the signature: check it first, then trust them.
     if (!(await this.signedByUs(solution))) throw failed('The challenge solution is wrong');
     const params = extractParams(solution);
-    if (params.formId !== formId) throw failed('The challenge was issued for another form');
+    if (params.formId !== form.id) throw failed('The challenge was issued for another form');
+    // Challenges issued before the difficulty rode in the salt expire within CHALLENGE_TTL_MS of an upgrade.
+    if (params.maxnumber !== undefined && !(Number(params.maxnumber) >= altchaMaxNumberOf(form.settings))) {
+      throw failed('The challenge is easier than the form now asks; fetch a new one');
+    }
     const expiresAt = Number(params.expires) * 1000;
     if (!(expiresAt > Date.now())) throw failed('The challenge has expired');
     if (!(await this.claim(solution.signature, expiresAt - Date.now()))) throw failed('The challenge was already used');

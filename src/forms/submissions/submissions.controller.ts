@@ -225,10 +225,10 @@ export class SubmissionsController {
   @ApiOkResponse({ type: ChallengeDto })
   @ApiNotFoundResponse({ type: ErrorBodyDto })
   async challenge(@Param('formId') formId: string, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<ChallengeDto> {
-    await this.targets.resolve({ kind: 'form', id: formId }, { origin: null, request: req, response: res });
+    const form = await this.targets.resolve({ kind: 'form', id: formId }, { origin: null, request: req, response: res });
     res.setHeader('Access-Control-Allow-Origin', '*'); // a challenge is no secret: any page may fetch one
     res.setHeader('Cache-Control', 'no-store');
-    return this.challenges.create(formId);
+    return this.challenges.create(form);
   }
 
   private async answer(route: SubmissionRoute, posted: PostedRequest, alwaysJson = false): Promise<SubmissionAnswerDto> {

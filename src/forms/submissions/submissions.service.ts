@@ -22,7 +22,7 @@ import type { SubmissionStatus, SubmittedFields, SubmittedFile } from '../form-s
 import { CaptchaVerifier, CAPTCHA_FIELDS } from '../spam/captcha-verifier';
 import { ALTCHA_FIELD, ChallengeService } from '../spam/challenge.service';
 import { contentFilterReason, DEFAULT_HONEYPOT, honeypotTripped } from '../spam/spam-filter';
-import { checkUploads, ReceivedFile, UploadedAttachment } from '../uploads/submission-uploads';
+import { checkUploads, MailAttachment, mailAttachments, ReceivedFile } from '../uploads/submission-uploads';
 import { AcknowledgmentClaim, AcknowledgmentGate } from './acknowledgment-gate';
 import { FormSenders } from './form-sender';
 import { FormTargets, SubmissionRoute } from './form-targets';
@@ -71,7 +71,7 @@ interface NewSubmission {
   spamReason: string | null;
   fields: SubmittedFields;
   files: SubmittedFile[];
-  heldAttachments: UploadedAttachment[] | null;
+  heldAttachments: MailAttachment[] | null;
   messageIds: string[];
   ip: string | null;
   userAgent: string | null;
@@ -126,6 +126,8 @@ export class SubmissionsService {
     await this.checkChallenge(form, control, request.ip ?? '');
     const spamReason = this.spamReason(form, fields, control);
     if (!spamReason) this.validate(form, fields, control);
+    // Read from their files now: they are stored with the message (or the held submission) and removed after the response.
+    const attachments = spamReason ? [] : await mailAttachments(uploads);
 
     const submission: NewSubmission = {
       id: newId('sub'),
@@ -134,14 +136,14 @@ export class SubmissionsService {
       spamReason,
       fields,
       files: uploads.map(({ field, filename, contentType, size }) => ({ field, filename, contentType, size })),
-      heldAttachments: !spamReason && !form.confirmedAt ? uploads : null,
+      heldAttachments: !spamReason && !form.confirmedAt ? attachments : null,
       messageIds: [],
       ip: request.ip ?? null,
       userAgent: request.get('user-agent')?.slice(0, 500) ?? null,
       origin: origin?.origin ?? null,
       createdAt: new Date(),
     };
-    const emails = submission.status === 'accepted' ? await this.emailsOf(form, submission, control, uploads, origin) : NO_EMAILS;
+    const emails = submission.status === 'accepted' ? await this.emailsOf(form, submission, control, attachments, origin) : NO_EMAILS;
     const { messages } = emails;
     submission.messageIds = messages.map(({ message }) => message.id);
 
@@ -173,8 +175,7 @@ export class SubmissionsService {
    */
   async release(form: Form, held: HeldSubmission): Promise<SubmissionEmails & { statements: CompanionStatement[] }> {
     const submission: NewSubmission = { ...held, form, status: 'accepted', spamReason: null, heldAttachments: null, messageIds: [] };
-    const uploads = (held.heldAttachments ?? []).map((a) => ({ ...a, content: Buffer.from(a.content, 'base64') }));
-    const emails = await this.emailsOf(form, submission, { all: {} }, uploads, null);
+    const emails = await this.emailsOf(form, submission, { all: {} }, held.heldAttachments ?? [], null);
     submission.messageIds = emails.messages.map(({ message }) => message.id);
     const accepted: CompanionStatement = (p) =>
       `UPDATE form_submissions SET status = 'accepted', held_attachments = NULL, message_ids = ${p(JSON.stringify(submission.messageIds))}::jsonb ` +
@@ -190,7 +191,7 @@ export class SubmissionsService {
     form: Form,
     submission: NewSubmission,
     control: ControlFields,
-    uploads: (Pick<UploadedAttachment, 'filename' | 'contentType'> & { content: Buffer })[],
+    attachments: MailAttachment[],
     origin: RequestOrigin | null,
   ): Promise<SubmissionEmails> {
     const { settings } = form;
@@ -224,7 +225,6 @@ export class SubmissionsService {
       onTemplateError: (err) =>
         this.logger.warn(`Template ${settings.template} of form ${form.id} failed, the default was used: ${err.message}`),
     });
-    const attachments = uploads.map((u) => ({ filename: u.filename, contentType: u.contentType, content: u.content.toString('base64') }));
     const notificationEmail: ComposedEmail = {
       ...from,
       to: recipients,
@@ -293,7 +293,7 @@ export class SubmissionsService {
   private async checkChallenge(form: Form, control: ControlFields, ip: string): Promise<void> {
     const spam = form.settings.spam_protection;
     const challenge = spam?.challenge ?? (spam?.level === 'high' ? 'altcha' : undefined);
-    if (challenge === 'altcha') await this.challenges.verify(form.id, control.all[ALTCHA_FIELD]);
+    if (challenge === 'altcha') await this.challenges.verify(form, control.all[ALTCHA_FIELD]);
     else if (challenge) await this.captchas.verify(challenge, spam!.captcha_secret!, control.all[CAPTCHA_FIELDS[challenge]], ip);
   }
 
@@ -343,13 +343,13 @@ export function submissionMetering(accountId: string, submissions: number, messa
 }
 
 /** A held submission as stored, enough to make its emails later. */
-export type HeldSubmission = Pick<NewSubmission, 'id' | 'fields' | 'files' | 'ip' | 'userAgent' | 'origin' | 'createdAt'> & {
-  heldAttachments: { filename: string; content: string; contentType: string }[] | null;
-};
+export type HeldSubmission = Pick<
+  NewSubmission,
+  'id' | 'fields' | 'files' | 'ip' | 'userAgent' | 'origin' | 'createdAt' | 'heldAttachments'
+>;
 
 /** The submission row, and for an accepted one its `form.submission` event. */
 function submissionStatements(s: NewSubmission): CompanionStatement[] {
-  const held = s.heldAttachments?.map((a) => ({ filename: a.filename, contentType: a.contentType, content: a.content.toString('base64') }));
   const insert: CompanionStatement = {
     table: 'form_submissions',
     values: {
@@ -360,7 +360,7 @@ function submissionStatements(s: NewSubmission): CompanionStatement[] {
       spam_reason: s.spamReason,
       fields: JSON.stringify(s.fields),
       files: JSON.stringify(s.files),
-      held_attachments: held ? JSON.stringify(held) : null,
+      held_attachments: s.heldAttachments ? JSON.stringify(s.heldAttachments) : null,
       message_ids: JSON.stringify(s.messageIds),
       ip: s.ip,
       user_agent: s.userAgent,

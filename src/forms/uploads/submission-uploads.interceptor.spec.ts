@@ -1,3 +1,6 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Body, Controller, HttpCode, INestApplication, Post, UploadedFiles, UseInterceptors } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
@@ -19,16 +22,29 @@ class SubmitController {
 
 describe('SubmissionUploadsInterceptor', () => {
   let app: INestApplication;
+  const uploadDir = mkdtempSync(join(tmpdir(), 'uploads-interceptor-'));
 
   beforeAll(async () => {
-    const moduleRef = await Test.createTestingModule({ controllers: [SubmitController] }).compile();
+    const config = AppConfigService.fromEnv({ NODE_ENV: 'test', PUBLIC_URL: 'https://mailroom.test', UPLOAD_DIR: uploadDir });
+    const moduleRef = await Test.createTestingModule({
+      controllers: [SubmitController],
+      providers: [{ provide: AppConfigService, useValue: config }],
+    }).compile();
     app = moduleRef.createNestApplication({ logger: false });
-    const config = AppConfigService.fromEnv({ NODE_ENV: 'test', PUBLIC_URL: 'https://mailroom.test' });
     app.useGlobalFilters(new AllExceptionsFilter(config, new DatabaseOutage()));
     await app.init();
   });
 
-  afterAll(() => app.close());
+  afterAll(async () => {
+    await app.close();
+    rmSync(uploadDir, { recursive: true, force: true });
+  });
+
+  /** The upload directory once the files of answered requests are gone (they go as the response closes). */
+  const leftOver = async () => {
+    for (let i = 0; i < 50 && readdirSync(uploadDir).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    return readdirSync(uploadDir);
+  };
 
   it('parses fields and files, with UTF-8 file names', async () => {
     const response = await request(app.getHttpServer())
@@ -42,6 +58,7 @@ describe('SubmissionUploadsInterceptor', () => {
       body: { name: 'Ann', tags: ['a', 'b'] },
       files: [{ field: 'cv', filename: 'résumé.pdf', contentType: 'application/pdf', size: 15 }],
     });
+    expect(await leftOver()).toEqual([]);
   });
 
   it('leaves JSON and url-encoded bodies alone', async () => {
@@ -66,6 +83,7 @@ describe('SubmissionUploadsInterceptor', () => {
       },
       documentation: 'https://mailroom.test/docs#errors',
     });
+    expect(await leftOver()).toEqual([]);
   });
 
   it.each([

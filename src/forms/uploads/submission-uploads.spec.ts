@@ -1,15 +1,26 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
 import { AppException } from '../../common/errors/app.exception';
 import { ErrorCode } from '../../common/errors/error-code';
-import { checkUploads, MAX_SUBMISSION_UPLOAD_BYTES, ReceivedFile, sanitizeFilename } from './submission-uploads';
+import { checkUploads, mailAttachments, MAX_SUBMISSION_UPLOAD_BYTES, ReceivedFile, sanitizeFilename } from './submission-uploads';
 
+const directory = mkdtempSync(join(tmpdir(), 'uploads-spec-'));
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+let files = 0;
+
+/** A received upload, written where multer's storage would have put it. */
 function file(
   originalname: string,
   content: Buffer | string,
   mimetype = 'application/octet-stream',
   fieldname = 'attachment',
 ): ReceivedFile {
-  return { fieldname, originalname, mimetype, buffer: Buffer.isBuffer(content) ? content : Buffer.from(content) };
+  const bytes = Buffer.isBuffer(content) ? content : Buffer.from(content);
+  const path = join(directory, `upload-${++files}`);
+  writeFileSync(path, bytes);
+  return { fieldname, originalname, mimetype, path, size: bytes.length };
 }
 
 /** A PE executable's headers: the DOS stub pointing at `PE\0\0` and an i386 COFF header. */
@@ -89,6 +100,15 @@ describe('checkUploads', () => {
     expect(fields[0].message).toContain('HTML document');
   });
 
+  it('reads past the head of a file when what decides lies there', async () => {
+    const padding = ' \n'.repeat(50 * 1024);
+    expect((await refusedFields([file('notes.txt', `${padding}<script>alert(1)</script>`)]))[0].message).toContain('HTML document');
+    const comment = `<!-- ${'x'.repeat(100 * 1024)} -->`;
+    const xml = `<?xml version="1.0"?>\n${comment}\n<svg xmlns="http://www.w3.org/2000/svg"/>`;
+    expect((await refusedFields([file('data.xml', xml)]))[0].message).toContain('XML document with HTML, SVG or script');
+    await expect(checkUploads([file('notes.txt', `${'words '.repeat(20_000)}<script>`)])).resolves.toHaveLength(1);
+  });
+
   it('refuses HTML encoded as UTF-16', async () => {
     const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('<HTML>\n<b>x</b>', 'utf16le')]);
     expect((await refusedFields([file('letter.txt', utf16)]))[0].message).toContain('HTML document');
@@ -121,13 +141,15 @@ describe('checkUploads', () => {
   it('accepts a PNG and a PDF with the sniffed type, whatever the browser declared', async () => {
     const pdf = '%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n';
     const image = png();
-    const accepted = await checkUploads([
-      file('photo.png', image, 'text/html', 'photo'),
-      file('cv.pdf', pdf, 'application/octet-stream', 'cv'),
-    ]);
+    const received = [file('photo.png', image, 'text/html', 'photo'), file('cv.pdf', pdf, 'application/octet-stream', 'cv')];
+    const accepted = await checkUploads(received);
     expect(accepted).toEqual([
-      { field: 'photo', filename: 'photo.png', contentType: 'image/png', size: image.length, content: image },
-      { field: 'cv', filename: 'cv.pdf', contentType: 'application/pdf', size: pdf.length, content: Buffer.from(pdf) },
+      { field: 'photo', filename: 'photo.png', contentType: 'image/png', size: image.length, path: received[0].path },
+      { field: 'cv', filename: 'cv.pdf', contentType: 'application/pdf', size: pdf.length, path: received[1].path },
+    ]);
+    expect(await mailAttachments(accepted)).toEqual([
+      { filename: 'photo.png', contentType: 'image/png', content: image.toString('base64') },
+      { filename: 'cv.pdf', contentType: 'application/pdf', content: Buffer.from(pdf).toString('base64') },
     ]);
   });
 

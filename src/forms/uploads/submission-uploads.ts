@@ -1,10 +1,17 @@
-import { CallHandler, ExecutionContext, HttpException, HttpStatus, Injectable, NestInterceptor } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { readFile, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { CallHandler, ExecutionContext, HttpException, HttpStatus, Injectable, NestInterceptor, type Type } from '@nestjs/common';
 import { AnyFilesInterceptor, type MulterModuleOptions } from '@nestjs/platform-express';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import type { Observable } from 'rxjs';
 import { AppException } from '../../common/errors/app.exception';
 import { ErrorCode } from '../../common/errors/error-code';
-import { sniffUpload } from './upload-sniff';
+import { AppConfigService } from '../../config/app-config.service';
+import { sniffUploadFile } from './upload-sniff';
 
 /** All files of one submission together. */
 export const MAX_SUBMISSION_UPLOAD_BYTES = 10 * 1024 * 1024;
@@ -12,10 +19,10 @@ export const MAX_SUBMISSION_FILES = 10;
 export const MAX_SUBMISSION_FIELDS = 200;
 export const MAX_SUBMISSION_FIELD_BYTES = 100 * 1024;
 export const MAX_UPLOAD_FILENAME_LENGTH = 200;
-/** The largest multipart body worth reading: the files, the fields, and the parts' own headers. */
-const MAX_SUBMISSION_BODY_BYTES = MAX_SUBMISSION_UPLOAD_BYTES + 2 * 1024 * 1024;
+/** The largest multipart body worth reading: the files, the fields, and the parts' own headers (the body gate's limit for uploads). */
+export const MAX_SUBMISSION_BODY_BYTES = MAX_SUBMISSION_UPLOAD_BYTES + 2 * 1024 * 1024;
 
-/** Memory storage (multer's default without `dest`): files are mailed, never written to disk. */
+/** multer's limits; the files go to disk (UPLOAD_DIR), never to the heap, while the request runs. */
 export const SUBMISSION_MULTER_OPTIONS: MulterModuleOptions = {
   limits: {
     fileSize: MAX_SUBMISSION_UPLOAD_BYTES,
@@ -33,19 +40,29 @@ const MULTIPART_LIMITS =
   `at most ${MAX_SUBMISSION_FIELDS} fields of ${MAX_SUBMISSION_FIELD_BYTES / 1024} KB, ${MAX_SUBMISSION_FILES} files ` +
   `and 200-character field names`;
 
-const MulterInterceptor = AnyFilesInterceptor(SUBMISSION_MULTER_OPTIONS);
-
 /**
- * Parses multipart bodies into `request.body` and `request.files`; other bodies (JSON, url-encoded) were parsed
- * earlier and pass through untouched. Nest already turns multer's limit and malformed-body errors into 413 and
- * 400 HttpExceptions; they are rethrown as ours so the body says what the limits are.
+ * Parses multipart bodies into `request.body` and `request.files`, the files written to UPLOAD_DIR and removed when
+ * the response is done (by then what is mailed of them is stored with the message); other bodies (JSON, url-encoded)
+ * were parsed earlier and pass through untouched. Nest already turns multer's limit and malformed-body errors into
+ * 413 and 400 HttpExceptions; they are rethrown as ours so the body says what the limits are.
  */
 @Injectable()
 export class SubmissionUploadsInterceptor implements NestInterceptor {
-  private readonly multer = new MulterInterceptor();
+  private readonly multer: NestInterceptor;
+
+  constructor(config: AppConfigService) {
+    const destination = config.uploadDir;
+    mkdirSync(destination, { recursive: true });
+    const MulterInterceptor: Type<NestInterceptor> = AnyFilesInterceptor({
+      ...SUBMISSION_MULTER_OPTIONS,
+      storage: new UploadFiles(destination),
+    });
+    this.multer = new MulterInterceptor();
+  }
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
-    const request = context.switchToHttp().getRequest<Request>();
+    const http = context.switchToHttp();
+    const request = http.getRequest<Request>();
     if (!request.is('multipart')) return next.handle();
     // busboy reads only form-data; multer would fail on multipart/mixed with a plain Error (a 500).
     if (!request.is('multipart/form-data')) {
@@ -62,6 +79,8 @@ export class SubmissionUploadsInterceptor implements NestInterceptor {
         },
       );
     }
+    // multer removes what it wrote when the body fails; what it kept goes when the response is done.
+    http.getResponse<Response>().once('close', () => void removeUploads(request));
     try {
       return await this.multer.intercept(context, next);
     } catch (error) {
@@ -95,12 +114,14 @@ function multipartError(error: unknown, request: Request): unknown {
   return error;
 }
 
-/** What multer's memory storage hands over (a subset of Express.Multer.File; @types/multer is not installed). */
+/** What multer's disk storage hands over (a subset of Express.Multer.File; @types/multer is not installed). */
 export interface ReceivedFile {
   fieldname: string;
   originalname: string;
   mimetype: string;
-  buffer: Buffer;
+  /** Where the file is, until the response is done. */
+  path: string;
+  size: number;
 }
 
 export interface UploadedAttachment {
@@ -108,7 +129,61 @@ export interface UploadedAttachment {
   filename: string;
   contentType: string;
   size: number;
-  content: Buffer;
+  /** The received file, until the response is done. */
+  path: string;
+}
+
+/** An attachment as a message stores it. */
+export interface MailAttachment {
+  filename: string;
+  contentType: string;
+  /** base64 */
+  content: string;
+}
+
+/**
+ * multer's storage engine (its documented StorageEngine interface) writing each file as it arrives to a file of
+ * its own under `directory`, never holding it whole.
+ */
+class UploadFiles {
+  constructor(private readonly directory: string) {}
+
+  _handleFile(
+    _request: Request,
+    file: { stream: Readable },
+    done: (error: Error | null, info?: { path: string; size: number }) => void,
+  ): void {
+    const path = join(this.directory, `upload-${randomBytes(12).toString('hex')}`);
+    const out = createWriteStream(path, { flags: 'wx', mode: 0o600 });
+    pipeline(file.stream, out).then(
+      () => done(null, { path, size: out.bytesWritten }),
+      (error: Error) =>
+        unlink(path).then(
+          () => done(error),
+          () => done(error),
+        ),
+    );
+  }
+
+  _removeFile(_request: Request, file: { path?: string }, done: (error: Error | null) => void): void {
+    if (!file.path) return done(null);
+    unlink(file.path).then(
+      () => done(null),
+      () => done(null),
+    );
+  }
+}
+
+function removeUploads(request: Request): Promise<unknown> {
+  const files = (request as Request & { files?: ReceivedFile[] }).files ?? [];
+  return Promise.all(files.map((file) => unlink(file.path).catch(() => undefined)));
+}
+
+/** The accepted uploads as a message's attachments: read from their files, each once. */
+export async function mailAttachments(uploads: UploadedAttachment[]): Promise<MailAttachment[]> {
+  return Promise.all(
+    uploads.map(async ({ filename, contentType, path }) => ({ filename, contentType, content: (await readFile(path)).toString('base64') })),
+  );
 }
 
 /** Names that run or render when opened, whatever the bytes (a `.html` with innocent text today). */
@@ -160,7 +235,7 @@ function contentTypeOf(sniffed: string | undefined, declared: string): string {
  */
 export async function checkUploads(files: ReceivedFile[] | undefined): Promise<UploadedAttachment[]> {
   if (!files?.length) return [];
-  const total = files.reduce((sum, file) => sum + file.buffer.length, 0);
+  const total = files.reduce((sum, file) => sum + file.size, 0);
   if (total > MAX_SUBMISSION_UPLOAD_BYTES) {
     throw new AppException(
       ErrorCode.PayloadTooLarge,
@@ -176,7 +251,7 @@ export async function checkUploads(files: ReceivedFile[] | undefined): Promise<U
   const attachments: UploadedAttachment[] = [];
   for (const file of files) {
     const filename = sanitizeFilename(file.originalname);
-    const sniffed = await sniffUpload(file.buffer);
+    const sniffed = await sniffUploadFile(file.path, file.size);
     const extension = extensionOf(filename);
     const refusal = sniffed.refusal
       ? `it is ${sniffed.refusal}`
@@ -191,8 +266,8 @@ export async function checkUploads(files: ReceivedFile[] | undefined): Promise<U
       field: file.fieldname,
       filename,
       contentType: contentTypeOf(sniffed.mime, file.mimetype),
-      size: file.buffer.length,
-      content: file.buffer,
+      size: file.size,
+      path: file.path,
     });
   }
   if (problems.length > 0) throw AppException.validation(problems);

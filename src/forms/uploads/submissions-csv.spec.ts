@@ -1,4 +1,6 @@
-import { CSV_BOM, SubmissionCsvRow, submissionsCsv } from './submissions-csv';
+import { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
+import { CSV_BOM, SubmissionCsvRow, submissionCsvRecord, submissionsCsvHeader, submissionsCsvStringifier } from './submissions-csv';
 
 function row(id: string, fields: SubmissionCsvRow['fields'], extra: Partial<SubmissionCsvRow> = {}): SubmissionCsvRow {
   return {
@@ -13,6 +15,13 @@ function row(id: string, fields: SubmissionCsvRow['fields'], extra: Partial<Subm
   };
 }
 
+/** The file the export streams: the header and the rows' records through the stringifier. */
+async function csvOf(rows: SubmissionCsvRow[], columns: string[]): Promise<string> {
+  const records = [submissionsCsvHeader(columns), ...rows.map((r) => submissionCsvRecord(r, columns))];
+  // Buffer's decoding, not TextDecoder's (stream/consumers' text()), which would drop the BOM.
+  return (await buffer(Readable.from(records).pipe(submissionsCsvStringifier()))).toString('utf8');
+}
+
 /** The CSV's lines without the BOM; only valid when no cell holds a line break. */
 function lines(csv: string): string[] {
   expect(csv.startsWith(CSV_BOM)).toBe(true);
@@ -20,62 +29,70 @@ function lines(csv: string): string[] {
   return csv.slice(CSV_BOM.length, -2).split('\r\n');
 }
 
-describe('submissionsCsv', () => {
-  it('writes the header alone for no rows', () => {
-    expect(submissionsCsv([])).toBe(`${CSV_BOM}id,created_at,status,files,ip,user_agent,origin\r\n`);
+describe('submissions CSV', () => {
+  it('writes the header alone for no rows', async () => {
+    expect(await csvOf([], [])).toBe(`${CSV_BOM}id,created_at,status,files,ip,user_agent,origin,other_fields\r\n`);
   });
 
-  it('takes every field name of every row in first-seen order, joining repeated values', () => {
-    const csv = submissionsCsv([
-      row('s1', { name: 'Ann', email: 'ann@example.com' }, { ip: '203.0.113.7', userAgent: 'Mozilla/5.0', origin: 'https://shop.example' }),
-      row(
-        's2',
-        { email: 'bob@example.com', topics: ['billing', 'sales'], phone: '555' },
-        { status: 'spam', files: [{ filename: 'a.pdf' }, { filename: 'b.png' }] },
-      ),
-    ]);
+  it('gives the named fields columns, joining repeated values, and the others one JSON column', async () => {
+    const csv = await csvOf(
+      [
+        row(
+          's1',
+          { name: 'Ann', email: 'ann@example.com' },
+          { ip: '203.0.113.7', userAgent: 'Mozilla/5.0', origin: 'https://shop.example' },
+        ),
+        row(
+          's2',
+          { email: 'bob@example.com', topics: ['billing', 'sales'], phone: '555', company: 'Acme' },
+          { status: 'spam', files: [{ filename: 'a.pdf' }, { filename: 'b.png' }] },
+        ),
+      ],
+      ['name', 'email', 'topics'],
+    );
     expect(lines(csv)).toEqual([
-      'id,created_at,status,name,email,topics,phone,files,ip,user_agent,origin',
-      's1,2026-03-01T10:00:00.000Z,delivered,Ann,ann@example.com,,,,203.0.113.7,Mozilla/5.0,https://shop.example',
-      's2,2026-03-01T10:00:00.000Z,spam,,bob@example.com,"billing, sales",555,"a.pdf, b.png",,,',
+      'id,created_at,status,name,email,topics,files,ip,user_agent,origin,other_fields',
+      's1,2026-03-01T10:00:00.000Z,delivered,Ann,ann@example.com,,,203.0.113.7,Mozilla/5.0,https://shop.example,',
+      's2,2026-03-01T10:00:00.000Z,spam,,bob@example.com,"billing, sales","a.pdf, b.png",,,,"{""phone"":""555"",""company"":""Acme""}"',
     ]);
   });
 
-  it('quotes commas, quotes and line breaks (a lone CR or LF too)', () => {
-    const csv = submissionsCsv([row('s1', { a: 'x, y', b: 'say "hi"', c: 'one\r\ntwo', d: 'lf\nonly', e: 'cr\ronly' })]);
+  it('quotes commas, quotes and line breaks (a lone CR or LF too)', async () => {
+    const csv = await csvOf(
+      [row('s1', { a: 'x, y', b: 'say "hi"', c: 'one\r\ntwo', d: 'lf\nonly', e: 'cr\ronly' })],
+      ['a', 'b', 'c', 'd', 'e'],
+    );
     expect(csv.slice(CSV_BOM.length).split('\r\n')[1]).toBe('s1,2026-03-01T10:00:00.000Z,delivered,"x, y","say ""hi""","one');
-    expect(csv).toContain(',"one\r\ntwo","lf\nonly","cr\ronly",,,,\r\n');
+    expect(csv).toContain(',"one\r\ntwo","lf\nonly","cr\ronly",,,,,\r\n');
   });
 
-  it('neutralizes cells a spreadsheet would run as formulas, header names included', () => {
-    const csv = submissionsCsv([
-      row('s1', {
-        '=cmd': '=HYPERLINK("http://evil.example","click")',
-        plus: "+cmd|' /C calc'!A0",
-        at: '@SUM(A1:A2)',
-        minus: '-2+3',
-        tab: '\t=1+1',
-        phone: '+1 555 0100',
-        wide: '\uff1d1+1',
-      }),
-    ]);
-    const [header, line] = lines(csv);
-    expect(header).toBe("id,created_at,status,'=cmd,plus,at,minus,tab,phone,wide,files,ip,user_agent,origin");
+  it('neutralizes cells a spreadsheet would run as formulas, header names included', async () => {
+    const fields = {
+      '=cmd': '=HYPERLINK("http://evil.example","click")',
+      plus: "+cmd|' /C calc'!A0",
+      at: '@SUM(A1:A2)',
+      minus: '-2+3',
+      tab: '\t=1+1',
+      phone: '+1 555 0100',
+      wide: '\uff1d1+1',
+    };
+    const [header, line] = lines(await csvOf([row('s1', fields)], Object.keys(fields)));
+    expect(header).toBe("id,created_at,status,'=cmd,plus,at,minus,tab,phone,wide,files,ip,user_agent,origin,other_fields");
     expect(line).toBe(
       's1,2026-03-01T10:00:00.000Z,delivered,' +
         `"'=HYPERLINK(""http://evil.example"",""click"")",` +
-        "'+cmd|' /C calc'!A0,'@SUM(A1:A2),'-2+3,'\t=1+1,'+1 555 0100,'\uff1d1+1,,,,",
+        "'+cmd|' /C calc'!A0,'@SUM(A1:A2),'-2+3,'\t=1+1,'+1 555 0100,'\uff1d1+1,,,,,",
     );
   });
 
-  it('leaves plain numbers alone', () => {
-    const [, line] = lines(submissionsCsv([row('s1', { a: '-12.5', b: '+3', c: '42', d: '-', e: '-1e5' })]));
-    expect(line).toBe("s1,2026-03-01T10:00:00.000Z,delivered,-12.5,+3,42,'-,'-1e5,,,,");
+  it('leaves plain numbers alone', async () => {
+    const [, line] = lines(await csvOf([row('s1', { a: '-12.5', b: '+3', c: '42', d: '-', e: '-1e5' })], ['a', 'b', 'c', 'd', 'e']));
+    expect(line).toBe("s1,2026-03-01T10:00:00.000Z,delivered,-12.5,+3,42,'-,'-1e5,,,,,");
   });
 
-  it('keeps unicode as UTF-8 text', () => {
-    const csv = submissionsCsv([row('s1', { 名前: 'Zoë 😀', city: 'Zürich' })]);
-    expect(lines(csv)[1]).toBe('s1,2026-03-01T10:00:00.000Z,delivered,Zoë 😀,Zürich,,,,');
+  it('keeps unicode as UTF-8 text', async () => {
+    const csv = await csvOf([row('s1', { 名前: 'Zoë 😀', city: 'Zürich' })], ['名前', 'city']);
+    expect(lines(csv)[1]).toBe('s1,2026-03-01T10:00:00.000Z,delivered,Zoë 😀,Zürich,,,,,');
     expect(lines(csv)[0]).toContain('名前');
     expect(Buffer.from(csv, 'utf8').subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
   });

@@ -1,4 +1,4 @@
-import { stringify } from 'csv-stringify/sync';
+import { stringify, type Stringifier } from 'csv-stringify';
 
 export interface SubmissionCsvRow {
   id: string;
@@ -13,6 +13,13 @@ export interface SubmissionCsvRow {
 
 /** Excel reads a CSV file as the system's ANSI code page unless it starts with a UTF-8 BOM. */
 export const CSV_BOM = '\ufeff';
+
+/** The column holding, as a JSON object, the fields of a row that have no column of their own. */
+export const OTHER_FIELDS_COLUMN = 'other_fields';
+const LEADING_COLUMNS = ['id', 'created_at', 'status'];
+const TRAILING_COLUMNS = ['files', 'ip', 'user_agent', 'origin', OTHER_FIELDS_COLUMN];
+/** Field names that never get a column (they would repeat a fixed one): such fields go to other_fields. */
+export const FIXED_COLUMNS: readonly string[] = [...LEADING_COLUMNS, ...TRAILING_COLUMNS];
 
 /**
  * Characters a spreadsheet may start a formula with (OWASP "CSV Injection"), fullwidth forms included: some
@@ -30,26 +37,26 @@ function neutralize(cell: string): string {
   return FORMULA_START.test(cell) && !PLAIN_NUMBER.test(cell) ? `'${cell}` : cell;
 }
 
-function fieldColumns(rows: SubmissionCsvRow[]): string[] {
-  const names = new Set<string>();
-  for (const row of rows) for (const name of Object.keys(row.fields)) names.add(name);
-  return [...names];
+/**
+ * The header record: id, created_at, status, one column per field name given, files, ip, user_agent, origin,
+ * other_fields. Field names are neutralized like every cell: a submitter picks them.
+ */
+export function submissionsCsvHeader(fieldColumns: readonly string[]): string[] {
+  return [...LEADING_COLUMNS, ...fieldColumns, ...TRAILING_COLUMNS].map(neutralize);
 }
 
 /**
- * Submissions as RFC 4180 CSV (CRLF, a header row even without rows) behind a UTF-8 BOM. Columns: id,
- * created_at, status, every field name in first-seen order, files, ip, user_agent, origin. Repeated values are
- * joined with `, `. Every cell, the header's field names included (a submitter picks them), is neutralized
- * against formula injection.
+ * One submission's record under `submissionsCsvHeader(fieldColumns)`. Repeated values are joined with `, `;
+ * the fields without a column go to other_fields as a JSON object (empty when there are none).
  */
-export function submissionsCsv(rows: SubmissionCsvRow[]): string {
-  const fields = fieldColumns(rows);
-  const header = ['id', 'created_at', 'status', ...fields, 'files', 'ip', 'user_agent', 'origin'];
-  const records = rows.map((row) => [
+export function submissionCsvRecord(row: SubmissionCsvRow, fieldColumns: readonly string[]): string[] {
+  const columned = new Set(fieldColumns);
+  const others = Object.entries(row.fields).filter(([name]) => !columned.has(name));
+  return [
     row.id,
     row.createdAt.toISOString(),
     row.status,
-    ...fields.map((name) => {
+    ...fieldColumns.map((name) => {
       const value = row.fields[name];
       return Array.isArray(value) ? value.join(', ') : (value ?? '');
     }),
@@ -57,14 +64,32 @@ export function submissionsCsv(rows: SubmissionCsvRow[]): string {
     row.ip ?? '',
     row.userAgent ?? '',
     row.origin ?? '',
-  ]);
-  const csv = stringify(
-    [header, ...records].map((record) => record.map(neutralize)),
-    {
-      record_delimiter: 'windows',
-      // csv-stringify quotes only the whole CRLF delimiter; a lone CR or LF in a cell must be quoted too.
-      quoted_match: /[\r\n]/,
-    },
-  );
-  return `${CSV_BOM}${csv}`;
+    others.length ? JSON.stringify(Object.fromEntries(others)) : '',
+  ].map(neutralize);
+}
+
+/**
+ * csv-stringify's stream: records (arrays of cells) in, RFC 4180 text (CRLF) behind a UTF-8 BOM out. It holds
+ * no more than its stream buffers, so a file of any length passes through in constant memory.
+ */
+export function submissionsCsvStringifier(): Stringifier {
+  return stringify({
+    bom: true,
+    record_delimiter: 'windows',
+    // csv-stringify quotes only the whole CRLF delimiter; a lone CR or LF in a cell must be quoted too.
+    quoted_match: /[\r\n]/,
+  });
+}
+
+/**
+ * The field columns of an export: the declared names first, in their order, then the frequent ones (most
+ * frequent first), up to `limit`. Names of fixed columns are left out (their fields go to other_fields).
+ */
+export function chooseFieldColumns(declared: readonly string[], frequent: readonly string[], limit: number): string[] {
+  const columns = new Set<string>();
+  for (const name of [...declared, ...frequent]) {
+    if (columns.size >= limit) break;
+    if (!FIXED_COLUMNS.includes(name)) columns.add(name);
+  }
+  return [...columns];
 }

@@ -1,4 +1,5 @@
-import { fileTypeFromBuffer } from 'file-type';
+import { open, readFile } from 'node:fs/promises';
+import { fileTypeFromFile } from 'file-type';
 
 /** What a file's bytes say it is: file-type's answer (binary formats only), and whether we refuse it. */
 export interface Sniffed {
@@ -61,9 +62,34 @@ export function activeTextContent(bytes: Buffer): string | null {
   return null;
 }
 
-/** Sniffs the bytes; the file's name and declared type play no part here. */
-export async function sniffUpload(bytes: Buffer): Promise<Sniffed> {
-  const type = await fileTypeFromBuffer(bytes);
+/** What is read of an upload to decide whether it is a text document a browser would run; more only when that is not enough. */
+const TEXT_HEAD_BYTES = 64 * 1024;
+
+/** Sniffs the bytes of an upload stored at `path`; the file's name and declared type play no part here. */
+export async function sniffUploadFile(path: string, size: number): Promise<Sniffed> {
+  const type = await fileTypeFromFile(path);
   if (type && PROGRAM_TYPES.has(type.ext)) return { mime: type.mime, refusal: `a program or installer (${type.ext})` };
-  return { mime: type?.mime, refusal: activeTextContent(bytes) };
+  return { mime: type?.mime, refusal: await activeTextContentOfFile(path, size) };
+}
+
+/** activeTextContent of the whole file, reading only its head unless what decides may lie past it. */
+async function activeTextContentOfFile(path: string, size: number): Promise<string | null> {
+  const head = await readHead(path, TEXT_HEAD_BYTES);
+  const verdict = activeTextContent(head);
+  if (verdict !== null || size <= head.length) return verdict;
+  // Past the head: the first tag after a long run of whitespace, or the active part of an XML document.
+  const start = decodeText(head).trimStart();
+  if (start.length >= 64 && !XML_START.test(start)) return null;
+  return activeTextContent(await readFile(path));
+}
+
+async function readHead(path: string, bytes: number): Promise<Buffer> {
+  const file = await open(path, 'r');
+  try {
+    const buffer = Buffer.alloc(bytes);
+    const { bytesRead } = await file.read(buffer, 0, bytes, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await file.close();
+  }
 }

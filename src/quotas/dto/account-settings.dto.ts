@@ -125,6 +125,43 @@ export class AccountQuotasDto {
   global_monthly: QuotaStandingDto;
 }
 
+const KEPT = 'null: kept forever. Set by the operator for the whole installation';
+
+/** How long this installation keeps what grows with use (the RETENTION_*_DAYS settings). */
+export class RetentionSettingsDto {
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 30,
+    description: `Days a message keeps its body (text, HTML, custom headers, attachments) after its last move to a final status (sent, delivered, bounced, failed, cancelled); its status, events and envelope are kept. ${KEPT} (RETENTION_MESSAGE_CONTENT_DAYS).`,
+  })
+  message_content_days: number | null;
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 7,
+    description: `Days a received message keeps its raw bytes once every message forwarding it is final. ${KEPT} (RETENTION_INBOUND_MESSAGES_DAYS).`,
+  })
+  inbound_messages_days: number | null;
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 7,
+    description: `Days a webhook event stays in the event outbox once published (each delivery keeps its own copy). ${KEPT} (RETENTION_OUTBOX_EVENTS_DAYS).`,
+  })
+  outbox_events_days: number | null;
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 30,
+    description: `Days a finished webhook delivery (succeeded or failed) and its attempts stay in the delivery log. ${KEPT} (RETENTION_WEBHOOK_DELIVERIES_DAYS).`,
+  })
+  webhook_deliveries_days: number | null;
+}
+
 /** GET and PATCH /settings: the account's own settings, and every quota with its current usage. */
 export class AccountSettingsDto {
   @ApiProperty({ enum: ['free', 'pro', 'enterprise'], example: 'free' })
@@ -138,4 +175,7 @@ export class AccountSettingsDto {
 
   @ApiProperty({ type: AccountQuotasDto })
   quotas: AccountQuotasDto;
+
+  @ApiProperty({ type: RetentionSettingsDto, description: 'How long stored mail, events and delivery logs are kept' })
+  retention: RetentionSettingsDto;
 }

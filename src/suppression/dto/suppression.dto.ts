@@ -92,11 +92,14 @@ export class SuppressionListDto {
   @ApiProperty({ type: [SuppressionEntryDto], description: 'Newest first' })
   entries: SuppressionEntryDto[];
 
-  @ApiProperty({ example: 1, description: 'Entries matching the filter across all pages' })
+  @ApiProperty({
+    example: 1,
+    description: 'Entries matching the filter across all pages, as counted for the first page: the following pages repeat that figure',
+  })
   count: number;
 
   @ApiProperty({
-    example: 'WyIyMDI2LTA2LTA5VDEwOjAwOjAwLjAwMFoiLCJzdXBfMSJd',
+    example: 'WyIyMDI2LTA2LTA5VDEwOjAwOjAwLjAwMFoiLCJzdXBfMSIsMSwiS2lQU2FSbXYiXQ',
     type: String,
     nullable: true,
     description: 'Pass as cursor for the next page; null on the last page',

@@ -1,0 +1,17 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { AppConfigService } from '../config/app-config.service';
+import { EmailModule } from '../email/email.module';
+import { MessageContentRule, RetentionRules } from './retention-rules';
+import { RetentionSweeper } from './retention.sweeper';
+
+/** Retention (RETENTION_*_DAYS): on workers, the sweeper and the rules it applies. */
+@Module({})
+export class RetentionModule {
+  static register(config: AppConfigService): DynamicModule {
+    return {
+      module: RetentionModule,
+      imports: [EmailModule.register(config)],
+      providers: config.runsWorkers ? [MessageContentRule, RetentionRules, RetentionSweeper] : [],
+    };
+  }
+}
