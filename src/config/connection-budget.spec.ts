@@ -14,16 +14,19 @@ describe('shareConnections', () => {
   });
 
   it('divides the database budget among the HTTP thread and the worker threads, the SMTP budget among the workers', () => {
-    expect(shareConnections(budgets(6, 10, 6))).toEqual({
+    expect(shareConnections(budgets(6, 14, 6))).toEqual({
       workerThreads: 6,
       httpDatabase: 2,
+      workers: Array(6).fill({ database: 2, smtp: 1 }),
+    });
+    expect(shareConnections(budgets(4, 11, 6))).toEqual({
+      workerThreads: 4,
+      httpDatabase: 3,
       workers: [
+        { database: 2, smtp: 2 },
+        { database: 2, smtp: 2 },
         { database: 2, smtp: 1 },
         { database: 2, smtp: 1 },
-        { database: 1, smtp: 1 },
-        { database: 1, smtp: 1 },
-        { database: 1, smtp: 1 },
-        { database: 1, smtp: 1 },
       ],
     });
     expect(shareConnections(budgets(1, 20, 10))).toEqual({ workerThreads: 1, httpDatabase: 10, workers: [{ database: 10, smtp: 10 }] });
@@ -37,18 +40,21 @@ describe('shareConnections', () => {
           expect(shares.httpDatabase + sum(shares.workers.map((w) => w.database))).toBe(database);
           if (shares.workerThreads > 0) expect(sum(shares.workers.map((w) => w.smtp))).toBe(smtp);
           expect(Math.min(shares.httpDatabase, ...shares.workers.flatMap((w) => [w.database, w.smtp]))).toBeGreaterThanOrEqual(1);
+          if (shares.workerThreads > 0)
+            expect(Math.min(shares.httpDatabase, ...shares.workers.map((w) => w.database))).toBeGreaterThanOrEqual(2);
           expect(shares.workers).toHaveLength(shares.workerThreads);
         }
       }
     }
   });
 
-  it('runs fewer worker threads when a budget cannot give each one connection', () => {
-    expect(shareConnections(budgets(15, 8, 10)).workerThreads).toBe(7);
-    expect(shareConnections(budgets(15, 20, 10)).workerThreads).toBe(10);
-    expect(shareConnections(budgets(4, 1, 10)).workerThreads).toBe(0);
+  it('runs fewer worker threads when a budget cannot give each two database connections and one SMTP connection', () => {
+    expect(shareConnections(budgets(15, 8, 10)).workerThreads).toBe(3);
+    expect(shareConnections(budgets(15, 20, 10)).workerThreads).toBe(9);
+    expect(shareConnections(budgets(15, 40, 6)).workerThreads).toBe(6);
+    expect(shareConnections(budgets(4, 3, 10)).workerThreads).toBe(0);
     // Without SMTP_URL the provider's budget bounds nothing.
-    expect(shareConnections({ ...budgets(15, 20, 3), SMTP_URL: undefined }).workerThreads).toBe(15);
+    expect(shareConnections({ ...budgets(15, 40, 3), SMTP_URL: undefined }).workerThreads).toBe(15);
   });
 });
 

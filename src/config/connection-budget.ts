@@ -13,15 +13,23 @@ export interface ConnectionShares {
 type Budgets = Pick<EnvSchema, 'WORKER_PROCESSES' | 'DATABASE_POOL_SIZE' | 'SMTP_POOL_SIZE' | 'SMTP_URL'>;
 
 /**
+ * A thread's least share of the database budget: with one connection, a query made while a transaction holds it
+ * would wait for ever.
+ */
+const MIN_DATABASE_SHARE = 2;
+
+/**
  * DATABASE_POOL_SIZE and SMTP_POOL_SIZE are budgets of the process, so that more cores do not mean more connections.
- * Every thread gets at least one connection of each kind it uses, so the budgets bound the worker threads: at most
- * DATABASE_POOL_SIZE − 1 (one is the HTTP thread's) and, with SMTP_URL, SMTP_POOL_SIZE. DATABASE_POOL_SIZE is divided
+ * Every thread gets at least MIN_DATABASE_SHARE database connections and one SMTP connection, so the budgets bound the
+ * worker threads: at most DATABASE_POOL_SIZE / 2 − 1 (the HTTP thread takes a share) and, with SMTP_URL,
+ * SMTP_POOL_SIZE. DATABASE_POOL_SIZE is divided
  * evenly among all the threads, the HTTP thread first and then the worker threads in order taking one more each while
  * the division leaves some; SMTP_POOL_SIZE likewise among the worker threads alone (the HTTP thread sends nothing).
  */
 export function shareConnections(budgets: Budgets): ConnectionShares {
   const { DATABASE_POOL_SIZE: database, SMTP_POOL_SIZE: smtp } = budgets;
-  const workerThreads = Math.max(0, Math.min(budgets.WORKER_PROCESSES, database - 1, budgets.SMTP_URL ? smtp : Infinity));
+  const byDatabase = Math.floor(database / MIN_DATABASE_SHARE) - 1;
+  const workerThreads = Math.max(0, Math.min(budgets.WORKER_PROCESSES, byDatabase, budgets.SMTP_URL ? smtp : Infinity));
   const [httpDatabase, ...workerDatabase] = evenShares(database, workerThreads + 1);
   const workerSmtp = evenShares(smtp, workerThreads);
   return {

@@ -37,7 +37,7 @@ describe('startupWarnings', () => {
       expect.stringMatching(/^WORKER_PROCESSES=15 wants more worker threads .*SMTP_POOL_SIZE=4\): 4 run\./),
     ]);
     expect(startupWarnings(config({ ...tight, DATABASE_POOL_SIZE: '8' }))).toEqual([
-      expect.stringMatching(/^WORKER_PROCESSES=15 .*\(DATABASE_POOL_SIZE=8, one of them the HTTP thread's\): 7 run\./),
+      expect.stringMatching(/^WORKER_PROCESSES=15 .*\(DATABASE_POOL_SIZE=8, a share of it the HTTP thread's\): 3 run\./),
       expect.stringMatching(/^SMTP_URL is not set/),
     ]);
   });

@@ -17,8 +17,9 @@ export function startupWarnings(config: AppConfigService): string[] {
   const { workerThreads } = config.connectionShares;
   if (env.APP_ROLE === 'all' && workerThreads < env.WORKER_PROCESSES) {
     warnings.push(
-      `WORKER_PROCESSES=${env.WORKER_PROCESSES} wants more worker threads than the connection budgets can give a connection each ` +
-        `(DATABASE_POOL_SIZE=${env.DATABASE_POOL_SIZE}, one of them the HTTP thread's${env.SMTP_URL ? `; SMTP_POOL_SIZE=${env.SMTP_POOL_SIZE}` : ''}): ` +
+      `WORKER_PROCESSES=${env.WORKER_PROCESSES} wants more worker threads than the connection budgets can serve, two PostgreSQL ` +
+        `connections and one SMTP connection each (DATABASE_POOL_SIZE=${env.DATABASE_POOL_SIZE}, a share of it the HTTP thread's` +
+        `${env.SMTP_URL ? `; SMTP_POOL_SIZE=${env.SMTP_POOL_SIZE}` : ''}): ` +
         `${workerThreads} run. Raise the budgets (within PostgreSQL's max_connections and your provider's connection limit) or lower WORKER_PROCESSES.`,
     );
   }

@@ -58,7 +58,10 @@ interface PendingAcceptance extends Acceptance {
 
 /** Inserts that arrive while a flush runs wait for the next one; so busy periods commit many at once. */
 const MAX_BATCH = 200;
-/** A statement carries at most this much content (one bigger message goes alone): bodies of up to 10 MB. */
+/**
+ * A statement carries at most this much content (one bigger message goes alone): bodies of up to 10 MB, and the
+ * companion rows of a forwarded message, up to 25 MB.
+ */
 const MAX_BATCH_BYTES = 16 * 1024 * 1024;
 const MAX_CONCURRENT_FLUSHES = 4;
 
@@ -86,7 +89,7 @@ export class AcceptanceRepository {
    */
   insert(acceptance: Acceptance): Promise<void> {
     const contentJson = acceptance.messages.map(({ message }) => JSON.stringify(message.content));
-    const bytes = contentJson.reduce((sum, json) => sum + json.length, 0) + companionBytes(acceptance.statements ?? []);
+    const bytes = contentJson.reduce((sum, json) => sum + Buffer.byteLength(json), 0) + companionBytes(acceptance.statements ?? []);
     return this.inserts.submit({ ...acceptance, contentJson, bytes });
   }
 
@@ -134,7 +137,7 @@ export class AcceptanceRepository {
         m.metadata === null || m.metadata === undefined ? null : JSON.stringify(m.metadata),
         m.envelopeFrom ?? null,
         m.inboundMessageId ?? null,
-        contentJson.length,
+        Buffer.byteLength(contentJson),
       ]),
     );
     // Each message's hold on the attachment bytes it refers to (stored before this statement, by AttachmentStore).

@@ -1,4 +1,5 @@
 import { createPrivateKey } from 'node:crypto';
+import { buffer } from 'node:stream/consumers';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ByteBudget } from '../common/byte-budget';
 import { allFulfilled, MicroBatch } from '../common/micro-batch';
@@ -8,6 +9,7 @@ import { SuppressionService } from '../suppression/suppression.service';
 import { TrackedContentService } from '../tracking/tracked-content.service';
 import { DeliveredOutcome, DeliveredOutcomes } from './delivered-outcomes';
 import { AppConfigService } from '../config/app-config.service';
+import { isStored } from './attachments/attachment-content';
 import { AttachmentStore, AttachmentUnavailable } from './attachments/attachment-store';
 import { DKIM_SIGNED_HEADERS, DkimKey, signSource } from './dkim-signer';
 import { DeliverableMessage, EmailRepository, NewEvent } from './email.repository';
@@ -123,6 +125,8 @@ export class DeliveryService {
     if (recipients.length === 0) return this.record(message, info, outcome);
 
     // What sending loads (the content, a forwarded message's bytes) waits for room in this thread; attachments stream.
+    // It is loaded and signed before the pacer's wait, so that a slot is taken just before its send: the room is held
+    // through that wait (deliveries behind it would wait for the pacer all the same).
     const release = await this.budget.acquire(message.loadBytes);
     try {
       const composed = await this.source(message);
@@ -140,6 +144,11 @@ export class DeliveryService {
         outcome.providerFailure = err.description;
         void this.providerHealth.failing(err.description);
       }
+    } catch (err) {
+      // A stored attachment that cannot be read now never will be: no later attempt could send the message.
+      if (!(err instanceof AttachmentUnavailable)) throw err;
+      await this.fail(message, err.message);
+      return;
     } finally {
       release();
     }
@@ -234,7 +243,11 @@ export class DeliveryService {
       const content = message.content ?? (await this.repository.contentForDelivery(message.id));
       if (!content) throw new DeliveryError('the message is gone');
       const tracked = await this.trackedContent.contentToSend({ ...message, content });
-      return () => composeMime(message.id, message.headerMessageId, tracked, (attachment) => this.attachments.open(attachment));
+      const compose = () => composeMime(message.id, message.headerMessageId, tracked, (attachment) => this.attachments.open(attachment));
+      // Most mail (small, loaded with its row, nothing stored apart) is composed once, then signed and sent from its
+      // bytes; the rest is composed at each reading (DKIM's body hash, then the send) rather than held whole.
+      if (message.content && !tracked.attachments.some(isStored)) return bufferSource(await buffer(compose()));
+      return compose;
     }
     const received = await this.repository.receivedSource(message.inboundMessageId);
     if (!received) throw new DeliveryError(`the received message ${message.inboundMessageId} is gone`);
@@ -262,8 +275,7 @@ export class DeliveryService {
     const log = `Attempt ${info.attempt} of ${messageId} failed: ${error.message}${cause}`;
     if (info.isLastAttempt) this.logger.error(`${log}; the message is failed`);
     else this.logger.warn(log);
-    const readable = error instanceof DeliveryError || error instanceof AttachmentUnavailable;
-    const description = readable ? error.message : 'internal error (details in the server log)';
+    const description = error instanceof DeliveryError ? error.message : 'internal error (details in the server log)';
     await this.repository
       .countFailedAttempt(messageId, description, info.isLastAttempt)
       .catch((err: Error) => this.logger.warn(`Could not count the failed attempt of ${messageId}: ${err.message}`));

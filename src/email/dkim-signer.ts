@@ -1,13 +1,12 @@
 import { type KeyObject, sign as signAsync } from 'node:crypto';
 import { once } from 'node:events';
 import { Readable } from 'node:stream';
-import { buffer } from 'node:stream/consumers';
 import { promisify } from 'node:util';
 import RelaxedBody from 'nodemailer/lib/dkim/relaxed-body';
 import dkimSign from 'nodemailer/lib/dkim/sign';
 import { foldLines } from 'nodemailer/lib/mime-funcs';
 import { normalizeDomain } from 'nodemailer/lib/shared';
-import { bufferSource, type MessageSource } from './transport/mail-transport';
+import { framedSource, type MessageSource } from './transport/mail-transport';
 
 const rsaSign = promisify(signAsync);
 
@@ -47,18 +46,7 @@ export async function signSource(source: MessageSource, key: DkimKey): Promise<M
   const signature = (await rsaSign('sha256', Buffer.from(signedData, 'latin1'), key.privateKey)).toString('base64');
   const folded = signature.replace(/(^.{73}|.{75}(?!\r?\n|\r))/g, '$&\r\n ').trim();
   const signatureField = Buffer.from(`${field}${folded}\r\n`);
-  return () => Readable.from(signed(signatureField, source, lastLineBreak), { objectMode: false });
-}
-
-/** signSource for bytes in memory. */
-export async function signMessage(source: Buffer, key: DkimKey): Promise<Buffer> {
-  return buffer((await signSource(bufferSource(source), key))());
-}
-
-async function* signed(signatureField: Buffer, source: MessageSource, lastLineBreak: Buffer): AsyncGenerator<Buffer> {
-  yield signatureField;
-  for await (const chunk of source()) yield chunk as Buffer;
-  if (lastLineBreak.length) yield lastLineBreak;
+  return framedSource(signatureField, source, lastLineBreak);
 }
 
 interface Digest {

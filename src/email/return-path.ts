@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { fromBase32, toBase32 } from '../common/base32';
 import { madeWithAnyKey } from '../common/crypto/any-key';
 import { AppConfigService } from '../config/app-config.service';
 
@@ -9,8 +10,6 @@ const MESSAGE_PREFIX = 'msg_';
 const MESSAGE_ID = /^msg_[A-Za-z0-9]{1,22}$/;
 /** 64 bits: a bounce for a made-up message needs 2^64 guesses, and the local part stays within 64 characters. */
 const MAC_BYTES = 8;
-/** RFC 4648 base32, lower-cased: other MTAs may change the case of a local part, base32 survives it. */
-const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 
 /**
  * VERP return paths: `bounces+<base32 of the id>-<base32 MAC>@<RETURN_PATH_DOMAIN>`, the envelope sender of every
@@ -57,38 +56,4 @@ export class ReturnPaths {
 function tokenOf(key: Buffer, messageId: string): string {
   const mac = createHmac('sha256', key).update(messageId).digest().subarray(0, MAC_BYTES);
   return `${toBase32(Buffer.from(messageId.slice(MESSAGE_PREFIX.length), 'latin1'))}-${toBase32(mac)}`;
-}
-
-/** RFC 4648 base32 without padding, lower case. */
-export function toBase32(bytes: Buffer): string {
-  let out = '';
-  let value = 0;
-  let bits = 0;
-  for (const byte of bytes) {
-    value = ((value << 8) | byte) & 0x1fff;
-    bits += 8;
-    while (bits >= 5) {
-      out += BASE32[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  return bits > 0 ? out + BASE32[(value << (5 - bits)) & 31] : out;
-}
-
-/** The bytes of lower-case base32 without padding, or null for any other character. */
-function fromBase32(text: string): Buffer | null {
-  const bytes: number[] = [];
-  let value = 0;
-  let bits = 0;
-  for (const char of text) {
-    const digit = BASE32.indexOf(char);
-    if (digit < 0) return null;
-    value = ((value << 5) | digit) & 0x1fff;
-    bits += 5;
-    if (bits >= 8) {
-      bytes.push((value >>> (bits - 8)) & 0xff);
-      bits -= 8;
-    }
-  }
-  return Buffer.from(bytes);
 }

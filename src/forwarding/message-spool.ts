@@ -7,9 +7,9 @@ import { ByteBudget } from '../common/byte-budget';
 /** Messages up to this size stay in memory while they arrive; a bigger one goes to a file from its first byte past it. */
 export const SPOOL_THRESHOLD_BYTES = 256 * 1024;
 /**
- * Bytes of spooled messages read back into memory at once in this process (each is then stored, which copies it
- * once more): past it, a message waits for the others before its end of DATA is answered. One message bigger
- * than this is read alone.
+ * Bytes of spooled messages read back into memory at once by one spool, so by one InboundSmtpServer (one per
+ * thread that runs it; each is then stored, which copies it once more): past it, a message waits for the others
+ * before its end of DATA is answered. One message bigger than this is read alone.
  */
 export const LOADED_BYTES_BUDGET = 64 * 1024 * 1024;
 /** A spool file this much older than its last write was left by a process that stopped mid-transaction. */
@@ -30,7 +30,7 @@ interface Received {
 /**
  * Where the inbound server keeps messages while they arrive (D-31): small ones in memory, larger ones in a file
  * in `dir`, so that a hundred slow 25 MB transactions hold a hundred file handles, not 2.5 GB of heap. A message
- * is read back whole only to be stored, under a process-wide byte budget.
+ * is read back whole only to be stored, under the spool's byte budget (LOADED_BYTES_BUDGET).
  */
 export class MessageSpool {
   private readonly budget = new ByteBudget(LOADED_BYTES_BUDGET);

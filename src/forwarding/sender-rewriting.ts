@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
+import { toBase32 } from '../common/base32';
 import { madeWithAnyKey } from '../common/crypto/any-key';
-import { toBase32 } from '../email/return-path';
 
 /** Why an SRS address was refused: not SRS or cut short (`malformed`), a hash we did not make (`forged`), too old (`expired`). */
 export class SrsError extends Error {

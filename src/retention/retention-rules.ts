@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AttachmentStore } from '../email/attachments/attachment-store';
+import { MessageLinksRepository } from '../tracking/message-links.repository';
+import { TrackedContentService } from '../tracking/tracked-content.service';
 import { AWAITING_DELIVERY, FINAL_STATUSES, MessageStatus } from '../email/message.entity';
 import type { RetentionKind } from './retention-policy';
 
@@ -20,7 +22,10 @@ const sqlList = (statuses: readonly MessageStatus[]) => statuses.map((s) => `'${
 /**
  * A final message's body: text, html, custom headers and attachments go, the envelope (from, to, cc, replyTo,
  * subject, date) stays, and the content keeps its shape (headers {}, attachments []) for every reader of it.
- * The candidates' predicate is the one of the partial index IX_messages_content_retention.
+ * The candidates' predicate is the one of the partial index IX_messages_content_retention. Its size is forgotten
+ * with it (a reader that needs it measures the content left, as for messages accepted before it was kept). The HTML
+ * of a message tracking clicks whose links were never recorded (sent before they were recorded at sending) is
+ * returned, for its links to be recorded before the commit.
  */
 const CLEAR_MESSAGE_CONTENT = `
   WITH candidates AS (
@@ -29,12 +34,18 @@ const CLEAR_MESSAGE_CONTENT = `
      ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED
   ), batch AS (
     SELECT id FROM (SELECT id, sum(bytes) OVER (ORDER BY updated_at, id) - bytes AS before FROM candidates) c WHERE before < $3
+  ), unrecorded AS (
+    SELECT m.id, m.content->>'html' AS html FROM messages m JOIN batch ON batch.id = m.id
+     WHERE (m.tracking->>'clicks')::boolean AND m.content->>'html' IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM message_links l WHERE l.message_id = m.id)
+  ), cleared AS (
+    UPDATE messages m
+       SET content = (m.content - '{text,html,headers,attachments}'::text[]) || '{"headers":{},"attachments":[]}'::jsonb,
+           content_swept_at = now(), content_bytes = NULL
+      FROM batch WHERE m.id = batch.id
+    RETURNING m.id
   )
-  UPDATE messages m
-     SET content = (m.content - '{text,html,headers,attachments}'::text[]) || '{"headers":{},"attachments":[]}'::jsonb,
-         content_swept_at = now()
-    FROM batch WHERE m.id = batch.id
-  RETURNING m.id`;
+  SELECT cleared.id, unrecorded.html FROM cleared LEFT JOIN unrecorded ON unrecorded.id = cleared.id`;
 
 /** A received message's raw bytes, once every message forwarding it is final and has been for the retention. */
 const CLEAR_INBOUND_SOURCE = `
@@ -58,7 +69,8 @@ const DELETE_FINISHED_DELIVERIES = `
 
 /**
  * Clears the bodies of final messages and, in the same commit, their references to stored attachments (the
- * blobs no message refers to any more go at the sweep's end: AttachmentStore.deleteUnreferenced).
+ * blobs no message refers to any more go at the sweep's end: AttachmentStore.deleteUnreferenced); the click links
+ * of a message sent before links were recorded are recorded from its HTML first, so that its clicks keep working.
  */
 @Injectable()
 export class MessageContentRule implements RetentionRule {
@@ -67,11 +79,21 @@ export class MessageContentRule implements RetentionRule {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly attachments: AttachmentStore,
+    private readonly trackedContent: TrackedContentService,
+    private readonly links: MessageLinksRepository,
   ) {}
 
   sweep(cutoff: Date, size: number): Promise<number> {
     return this.dataSource.transaction(async (manager) => {
-      const [cleared]: [{ id: string }[], number] = await manager.query(CLEAR_MESSAGE_CONTENT, [cutoff, size, CONTENT_BYTES_PER_BATCH]);
+      const cleared: { id: string; html: string | null }[] = await manager.query(CLEAR_MESSAGE_CONTENT, [
+        cutoff,
+        size,
+        CONTENT_BYTES_PER_BATCH,
+      ]);
+      const unrecorded = cleared.flatMap(({ id, html }) =>
+        html === null ? [] : [{ messageId: id, urls: this.trackedContent.linksOf(id, html) }],
+      );
+      await this.links.recordIn(manager, unrecorded);
       const ids = cleared.map((row) => row.id);
       await this.attachments.release(manager, ids);
       return ids.length;

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
 
 interface RecordedLinks {
@@ -31,6 +31,15 @@ export class MessageLinksRepository {
     return this.writes.submit({ message_id: messageId, urls });
   }
 
+  /** Records the links of several messages in the caller's transaction (retention, about to clear their HTML). */
+  async recordIn(manager: EntityManager, links: { messageId: string; urls: string[] }[]): Promise<void> {
+    if (links.length > 0)
+      await this.insert(
+        links.map(({ messageId, urls }) => ({ message_id: messageId, urls })),
+        manager,
+      );
+  }
+
   /** If the shared statement fails (a message deleted meanwhile), each is written alone, so that only its caller fails. */
   private async writeBatch(batch: RecordedLinks[]): Promise<PromiseSettledResult<void>[]> {
     if (batch.length > 1) {
@@ -44,8 +53,8 @@ export class MessageLinksRepository {
     return Promise.all(batch.map((links) => settle(this.insert([links]))));
   }
 
-  private async insert(batch: RecordedLinks[]): Promise<void> {
-    await this.dataSource.query(
+  private async insert(batch: RecordedLinks[], runner: Pick<EntityManager, 'query'> = this.dataSource): Promise<void> {
+    await runner.query(
       'INSERT INTO message_links (message_id, urls) ' +
         'SELECT l.message_id, l.urls FROM jsonb_to_recordset($1::jsonb) AS l(message_id varchar, urls jsonb) ' +
         'ON CONFLICT (message_id) DO NOTHING',

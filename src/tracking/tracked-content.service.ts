@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { MessageContent } from '../email/message.entity';
 import { MessageLinksRepository } from './message-links.repository';
-import { trackedContent, TrackedMessage } from './tracked-content';
+import { trackableLinks, trackedContent, TrackedMessage } from './tracked-content';
 import { TrackingTokens } from './tracking-tokens';
 
 /** The content a stored message is sent with (tracked-content.ts), for the delivery worker. */
@@ -20,5 +20,10 @@ export class TrackedContentService {
     const { content, clickLinks } = trackedContent(message, this.tokens);
     if (clickLinks.length > 0) await this.links.record(message.id, clickLinks);
     return content;
+  }
+
+  /** The URLs of the click links a message's stored HTML was sent with, in link order (for messages whose links were not recorded). */
+  linksOf(messageId: string, html: string): string[] {
+    return trackableLinks(html, this.tokens.unsubscribeUrl(messageId));
   }
 }

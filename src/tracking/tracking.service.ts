@@ -7,7 +7,7 @@ import { SuppressionService } from '../suppression/suppression.service';
 import { Hit, machineReason } from './machine-hits';
 import { MessageLinksRepository } from './message-links.repository';
 import { RepeatedOpens } from './repeated-opens';
-import { trackableLinks } from './tracked-content';
+import { TrackedContentService } from './tracked-content.service';
 import { TrackedMessageRecord, TrackingRepository } from './tracking.repository';
 import { TrackingTokens } from './tracking-tokens';
 
@@ -33,6 +33,7 @@ export class TrackingService {
     private readonly suppression: SuppressionService,
     private readonly lists: ListsService,
     private readonly links: MessageLinksRepository,
+    private readonly trackedContent: TrackedContentService,
     private readonly repeatedOpens: RepeatedOpens,
   ) {}
 
@@ -102,7 +103,7 @@ export class TrackingService {
   private async unrecordedLink(messageId: string, link: number): Promise<string | null> {
     const html = await this.repository.findHtml(messageId);
     if (html === null) return null;
-    const urls = trackableLinks(html, this.tokens.unsubscribeUrl(messageId));
+    const urls = this.trackedContent.linksOf(messageId, html);
     await this.links
       .record(messageId, urls)
       .catch((err: Error) => this.logger.warn(`The links of ${messageId} were not recorded (the next click parses again): ${err.message}`));

@@ -6,7 +6,7 @@ import { databaseUrl } from '../support/test-env';
 import { waitFor } from '../support/wait-for';
 
 const WORKER_THREADS = 6;
-const DATABASE_POOL_SIZE = 10;
+const DATABASE_POOL_SIZE = 14;
 const SMTP_POOL_SIZE = 6;
 const SENDS = 240;
 const AT_ONCE = 60;

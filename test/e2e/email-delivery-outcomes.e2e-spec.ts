@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { getQueueToken } from '@nestjs/bull';
 import { Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
@@ -182,6 +182,24 @@ describe('email delivery outcomes', () => {
     const later = await statusOf(id);
     expect(later.status).toBe('failed');
     expect(later.events).toHaveLength(failed.events.length);
+    expect(arrived(subject)).toHaveLength(0);
+  });
+
+  it('fails at once, with its reason, a message whose stored attachment is gone, instead of retrying it', async () => {
+    const bytes = randomBytes(4096);
+    const subject = `attachment gone ${unique()}`;
+    const id = await send({
+      to: `erin-${unique()}@example.org`,
+      subject,
+      attachments: [{ filename: 'gone.bin', content: bytes.toString('base64') }],
+      scheduleFor: new Date(Date.now() + 3000).toISOString(),
+    });
+    const hash = createHash('sha256').update(bytes).digest('hex');
+    await api.app.get(DataSource).query('DELETE FROM attachment_chunks WHERE hash = $1', [hash]);
+
+    const failed = await waitForStatus(id, 'failed');
+    expect(failed.events.map((e) => e.type)).toEqual(['queued', 'scheduled', 'failed']);
+    expect(failed.events[2]).toMatchObject({ detail: 'the attachment gone.bin is no longer stored' });
     expect(arrived(subject)).toHaveLength(0);
   });
 

@@ -90,11 +90,15 @@ describe('hostile bodies', () => {
 
   describe('limits by route', () => {
     it('refuses a body announced over its route’s limit with 413 before reading a byte of it', async () => {
-      for (const path of [`/f/${formId}`, `/${domain}/contact`, '/provider/events', '/t/o/some-token', '/email/send']) {
+      for (const path of [`/f/${formId}`, `/${domain}/contact`, '/provider/events', '/email/send']) {
         const answer = await send(jsonPost(path, 40 * MB, { headOnly: true })).answer;
         expectError(answer, 413, 'PAYLOAD_TOO_LARGE');
         expect(answer.body.error.details).toEqual({ limit_bytes: MB });
       }
+      // A tracking link takes no more than a one-click unsubscribe's body.
+      const tracking = await send(jsonPost('/u/some-token', 20 * 1024, { headOnly: true })).answer;
+      expectError(tracking, 413, 'PAYLOAD_TOO_LARGE');
+      expect(tracking.body.error.details).toEqual({ limit_bytes: 16 * 1024 });
       // A call with a valid API key may send more (attachments), up to 40 MB: this one is read, and is no JSON.
       const keyed = await send(jsonPost('/email/send', 2 * MB, { headers: bearer(adminKey) })).answer;
       expectError(keyed, 400, 'MALFORMED_JSON');

@@ -143,8 +143,13 @@ describe('Retention', () => {
       attachments: [{ filename: 'lone.bin', content: loneBytes.toString('base64'), contentType: 'application/octet-stream' }],
     });
     const loneHash = createHash('sha256').update(loneBytes).digest('hex');
+    // Sent before links were recorded at sending (its message_links row removed below): retention records them.
+    const tracked = await send('tracked one', {
+      html: '<p><a href="https://shop.acme.test/sale">Sale</a></p>',
+      tracking: { clicks: true },
+    });
     const scheduled = await send('scheduled one', { scheduleFor: new Date(Date.now() + 86_400_000).toISOString() });
-    for (const id of [old, recent, lone])
+    for (const id of [old, recent, lone, tracked])
       await waitFor(
         `${id} to be sent`,
         () => status(id),
@@ -167,7 +172,8 @@ describe('Retention', () => {
     const before = await metrics();
 
     // Age the rows as time would.
-    await db.query(`UPDATE messages SET updated_at = now() - interval '31 days' WHERE id = ANY($1)`, [[old, scheduled, lone]]);
+    await db.query(`UPDATE messages SET updated_at = now() - interval '31 days' WHERE id = ANY($1)`, [[old, scheduled, lone, tracked]]);
+    await db.query('DELETE FROM message_links WHERE message_id = $1', [tracked]);
     await db.query(`UPDATE attachment_blobs SET referenced_at = now() - interval '31 days'`);
     await db.query(`UPDATE messages SET updated_at = now() - interval '8 days' WHERE id = $1`, [oldForward.messageId]);
     await db.query(`UPDATE inbound_messages SET created_at = now() - interval '8 days' WHERE id = ANY($1)`, [
@@ -187,7 +193,7 @@ describe('Retention', () => {
     await waitFor('the retention sweep', sweptSince, (swept) => KINDS.every((kind) => swept[kind] >= 1));
     await new Promise((resolve) => setTimeout(resolve, 600)); // a few more sweeps: nothing else goes
     expect(await sweptSince()).toEqual({
-      message_content: 2,
+      message_content: 3,
       inbound_messages: 1,
       outbox_events: 2,
       webhook_deliveries: 1,
@@ -213,6 +219,13 @@ describe('Retention', () => {
     expect(body[recent]).toMatchObject({ html: '<p>recent one</p>', subject: 'recent one' });
     expect(body[recent].attachments).not.toEqual([]);
     expect(body[scheduled].html).toBe('<p>scheduled one</p>');
+
+    // The tracked message's click link still leads where it did, its HTML gone.
+    const trackedMail = await sink.waitFor((m) => m.parsed?.subject === 'tracked one');
+    const clickLink = /https?:\/\/[^"]+\/t\/c\/[\w.-]+/.exec(String(trackedMail.parsed?.html))![0];
+    expect((await db.query(`SELECT content->>'html' AS html FROM messages WHERE id = $1`, [tracked]))[0].html).toBeNull();
+    const click = await t.http.get(new URL(clickLink).pathname).expect(302);
+    expect(click.headers.location).toBe('https://shop.acme.test/sale');
 
     // The swept bodies' attachment references go with them; bytes no message refers to any more are deleted.
     const references: { message_id: string }[] = await db.query(

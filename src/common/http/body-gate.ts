@@ -3,8 +3,8 @@ import { requestBodyBytesInFlight, requestBodyRefusals } from '../../metrics/met
 import { writeErrorBody } from '../errors/all-exceptions.filter';
 import { AppException } from '../errors/app.exception';
 import { ErrorCode } from '../errors/error-code';
-import { openRouteOf } from '../rate-limit/rate-limit.policy';
 import { ByteBudget } from '../byte-budget';
+import { clientIpKey, openRouteOf } from '../rate-limit/rate-limit.policy';
 
 /** The body limits of one process, in bytes. */
 export interface BodyLimits {
@@ -26,10 +26,20 @@ export interface BodyLimits {
 const LINGER_MS = 2000;
 const LINGER_BYTES = 4 * 1024 * 1024;
 
+/** A tracking link takes no body but a one-click unsubscribe's (`List-Unsubscribe=One-Click`). */
+const TRACKING_BODY_BYTES = 16 * 1024;
+
+/**
+ * Emitted on a request whose body the gate cut past its limit. A consumer that was piped the body (multer's
+ * busboy) never sees its end: the upload storage listens for this to fail the file it was writing.
+ */
+export const BODY_CUT = 'mailroom:body-cut';
+
 /** The limit a request's body falls under: by route, content type, and whether it carries a valid API key. */
 export function bodyLimitOf(request: Pick<Request, 'method' | 'path' | 'headers'>, keyHolder: boolean, limits: BodyLimits): number {
   const openRoute = openRouteOf(request.method, request.path);
   if (openRoute === 'form-post' && isMultipart(request)) return limits.upload;
+  if (openRoute === 'tracking') return Math.min(limits.body, TRACKING_BODY_BYTES);
   return openRoute === null && keyHolder ? limits.api : limits.body;
 }
 
@@ -61,10 +71,15 @@ function tooLarge(limit: number): AppException {
  * over its route's limit is refused (413) before a byte is read when its Content-Length says so, or cut as it
  * arrives; and the bytes of all bodies being read at once are capped (BODY_BYTES_IN_FLIGHT): a request that does not
  * fit is answered 503 with Retry-After, unread. A body counts for its Content-Length, or for its route's limit when it
- * has none or is compressed (what it inflates to is bounded only by that limit).
+ * has none or is compressed (what it inflates to is bounded only by that limit). Bodies of callers without a valid
+ * key may take half of the budget, and those of one client address a few bodies' worth of it, so that anonymous
+ * clients sending slowly can neither starve the keyed calls nor each other.
  */
 export class BodyGate {
   private readonly inFlight: ByteBudget;
+  private readonly anonymous: ByteBudget;
+  private readonly anonymousPerClient: number;
+  private readonly anonymousOfClient = new Map<string, ByteBudget>();
   private readonly limitOfRequest = new WeakMap<Request, number>();
 
   constructor(
@@ -74,11 +89,19 @@ export class BodyGate {
     private readonly documentation: string,
   ) {
     this.inFlight = new ByteBudget(limits.inFlight);
+    // Half of the budget, but room for one upload at least.
+    this.anonymous = new ByteBudget(Math.min(limits.inFlight, Math.max(Math.floor(limits.inFlight / 2), limits.upload)));
+    this.anonymousPerClient = Math.max(limits.upload, 4 * limits.body);
   }
 
   /** The middleware. */
   readonly admit: RequestHandler = (request, response, next) => {
-    this.admitBody(request, response).then(() => next(), next);
+    // The counting listener starts the body flowing: it goes on in the same run as the next middleware (the body
+    // parser) attaches its own, so that neither misses a chunk already buffered.
+    this.admitBody(request, response).then((limit) => {
+      if (limit !== null) this.meter(request, response, limit);
+      next();
+    }, next);
   };
 
   /**
@@ -95,10 +118,13 @@ export class BodyGate {
     };
   }
 
-  private async admitBody(request: Request, response: Response): Promise<void> {
+  /** Reserves the body's bytes and answers its limit; null when there is no body to read. */
+  private async admitBody(request: Request, response: Response): Promise<number | null> {
     lingerAfterAnswer(request, response);
-    if (!hasBody(request)) return;
+    if (!hasBody(request)) return null;
     const keyHolder = openRouteOf(request.method, request.path) === null && (await this.isKeyHolder(request));
+    // A client gone while its key was looked up has no body left to read, and no 'close' to come for a reservation.
+    if (request.destroyed || request.socket.destroyed) return null;
     const limit = bodyLimitOf(request, keyHolder, this.limits);
     const announced = announcedLength(request);
     if (announced !== null && announced > limit) {
@@ -107,7 +133,7 @@ export class BodyGate {
     }
     const compressed = (request.headers['content-encoding'] ?? 'identity').toLowerCase() !== 'identity';
     const reserved = announced !== null && !compressed ? announced : limit;
-    const release = this.inFlight.tryAcquire(reserved);
+    const release = this.reserve(reserved, keyHolder ? null : clientIpKey(request.ip ?? request.socket.remoteAddress ?? ''));
     if (!release) {
       requestBodyRefusals.inc({ reason: 'busy' });
       throw new AppException(
@@ -123,11 +149,39 @@ export class BodyGate {
       requestBodyBytesInFlight.dec(reserved);
     });
     this.limitOfRequest.set(request, limit);
-    this.meter(request, response, limit);
+    return limit;
   }
 
   /**
-   * Counts the body as it arrives and cuts it past `limit`: 413 at once, the rest thrown away. The counting
+   * Takes `bytes` of the process's budget and, for a caller without a valid key (`client` given), of the anonymous
+   * half and of that client's share; all or none. The function gives them back.
+   */
+  private reserve(bytes: number, client: string | null): (() => void) | null {
+    const budgets = [this.inFlight];
+    if (client !== null) {
+      let ofClient = this.anonymousOfClient.get(client);
+      if (!ofClient) this.anonymousOfClient.set(client, (ofClient = new ByteBudget(this.anonymousPerClient)));
+      budgets.push(this.anonymous, ofClient);
+    }
+    const releases: (() => void)[] = [];
+    for (const budget of budgets) {
+      const release = budget.tryAcquire(bytes);
+      if (release) releases.push(release);
+      else break;
+    }
+    const releaseAll = () => {
+      releases.forEach((release) => release());
+      const ofClient = client === null ? undefined : this.anonymousOfClient.get(client);
+      if (ofClient?.inUse === 0) this.anonymousOfClient.delete(client!);
+    };
+    if (releases.length === budgets.length) return releaseAll;
+    releaseAll();
+    return null;
+  }
+
+  /**
+   * Counts the body as it arrives and cuts it past `limit`: 413 at once, the rest thrown away, and BODY_CUT emitted
+   * for a consumer that was piped the body and will not see its end. The counting
    * listener puts the request in flowing mode; the body parsers that follow attach theirs in the same tick, but
    * multer reads later (after the guards): a multipart body is paused until multer pipes it.
    */
@@ -139,6 +193,7 @@ export class BodyGate {
       request.off('data', count);
       requestBodyRefusals.inc({ reason: 'too_large' });
       request.unpipe();
+      request.emit(BODY_CUT);
       request.resume();
       // Answered already (the route did not wait for its body): lingerAfterAnswer closes the connection.
       if (!response.headersSent) writeErrorBody(response, tooLarge(limit), this.documentation);

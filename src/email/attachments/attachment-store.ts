@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { type AttachmentUpload, chunkCount, chunksOf, type StoredAttachment } from './attachment-content';
+import { type AttachmentUpload, chunksOf, type StoredAttachment } from './attachment-content';
 
 /**
  * How long a blob no message refers to is kept after the last acceptance that took it: an acceptance stores the
@@ -42,9 +42,9 @@ export class AttachmentStore {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /**
-   * Stores the bytes of a message about to be accepted; bytes stored already (the same SHA-256) are not written
-   * again. Each chunk is a statement of its own, so that no statement (and no buffer of the driver) holds a whole
-   * attachment. Resolves once every chunk is committed: the acceptance then refers to them.
+   * Stores the bytes of a message about to be accepted, once per SHA-256. Each chunk is a statement of its own, so
+   * that no statement (and no buffer of the driver) holds a whole attachment. Resolves once every chunk is
+   * committed: the acceptance then refers to them.
    */
   async save(uploads: readonly AttachmentUpload[]): Promise<void> {
     const distinct = new Map(uploads.map((upload) => [upload.hash, upload]));
@@ -58,12 +58,9 @@ export class AttachmentStore {
       'INSERT INTO attachment_blobs (hash, size) VALUES ($1, $2) ON CONFLICT (hash) DO UPDATE SET referenced_at = now()',
       [upload.hash, upload.size],
     );
-    const [{ stored }]: { stored: number }[] = await this.dataSource.query(
-      'SELECT count(*)::int AS stored FROM attachment_chunks WHERE hash = $1',
-      [upload.hash],
-    );
-    if (stored === chunkCount(upload.size)) return;
-    // Written by nobody yet, by a request writing it now, or half by one that died: the chunks there are kept.
+    // Every chunk is sent, even when the bytes are stored already (by this account or another): an acceptance then
+    // runs the same statements whether or not anyone stored the file before, and its time does not tell that someone
+    // did. Chunks there already (stored before, being written by another request, or half by one that died) are kept.
     let seq = 0;
     for (const chunk of chunksOf(upload.content)) {
       await this.dataSource.query('INSERT INTO attachment_chunks (hash, seq, data) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [

@@ -12,6 +12,17 @@ export function bufferSource(bytes: Buffer): MessageSource {
   return () => Readable.from([bytes], { objectMode: false });
 }
 
+/** The source of `prefix`, then of `source`'s bytes as they are read (never held whole), then of `suffix`. */
+export function framedSource(prefix: Buffer, source: MessageSource, suffix: Buffer = Buffer.alloc(0)): MessageSource {
+  return () => Readable.from(framed(prefix, source, suffix), { objectMode: false });
+}
+
+async function* framed(prefix: Buffer, source: MessageSource, suffix: Buffer): AsyncGenerator<Buffer> {
+  yield prefix;
+  for await (const chunk of source()) yield chunk as Buffer;
+  if (suffix.length) yield suffix;
+}
+
 /** One attempt: the message's MIME source, DKIM-signed, to the recipients that have no final answer yet. */
 export interface OutgoingEmail {
   messageId: string;

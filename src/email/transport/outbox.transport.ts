@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { MailTransport, MessageSource, OutgoingEmail, TransportResult } from './mail-transport';
+import { framedSource, type MailTransport, type OutgoingEmail, type TransportResult } from './mail-transport';
 
 /**
  * Used when SMTP_URL is unset (D-20): writes each email, DKIM-signed as it would have gone out, to
@@ -14,17 +14,11 @@ export class OutboxTransport implements MailTransport {
   async send(email: OutgoingEmail): Promise<TransportResult> {
     const envelope = `X-Outbox-Mail-From: <${email.from}>\r\n${email.recipients.map((r) => `X-Outbox-Rcpt-To: <${r}>\r\n`).join('')}`;
     await mkdir(this.directory, { recursive: true });
-    await writeFile(join(this.directory, `${email.messageId}.eml`), withEnvelope(envelope, email.source));
+    await writeFile(join(this.directory, `${email.messageId}.eml`), framedSource(Buffer.from(envelope), email.source)());
     return { accepted: [...email.recipients], rejected: [], response: `250 written to ${this.directory}` };
   }
 
   close(): Promise<void> {
     return Promise.resolve();
   }
-}
-
-/** The envelope lines, then the message as it is read (never held whole). */
-async function* withEnvelope(envelope: string, source: MessageSource): AsyncGenerator<Buffer> {
-  yield Buffer.from(envelope);
-  for await (const chunk of source()) yield chunk as Buffer;
 }

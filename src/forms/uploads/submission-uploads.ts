@@ -9,6 +9,7 @@ import { AnyFilesInterceptor, type MulterModuleOptions } from '@nestjs/platform-
 import type { Request, Response } from 'express';
 import type { Observable } from 'rxjs';
 import { AppException } from '../../common/errors/app.exception';
+import { BODY_CUT } from '../../common/http/body-gate';
 import { ErrorCode } from '../../common/errors/error-code';
 import { AppConfigService } from '../../config/app-config.service';
 import { sniffUploadFile } from './upload-sniff';
@@ -68,23 +69,17 @@ export class SubmissionUploadsInterceptor implements NestInterceptor {
     if (!request.is('multipart/form-data')) {
       throw new AppException(ErrorCode.UnsupportedMediaType, 'Of the multipart types only multipart/form-data is accepted');
     }
-    // Multer would hold up to 10 files of 10 MB each before checkUploads sees the total: a body announced larger
-    // than a submission may be is refused before it is read.
-    if (Number(request.get('content-length') ?? 0) > MAX_SUBMISSION_BODY_BYTES) {
-      throw new AppException(
-        ErrorCode.PayloadTooLarge,
-        `A submission may be at most ${MAX_SUBMISSION_UPLOAD_BYTES / 1024 / 1024} MB of files`,
-        {
-          limit_bytes: MAX_SUBMISSION_UPLOAD_BYTES,
-        },
-      );
-    }
     // multer removes what it wrote when the body fails; what it kept goes when the response is done.
     http.getResponse<Response>().once('close', () => void removeUploads(request));
+    // A body the gate cuts at its limit (413 answered) never ends for busboy: a request error makes multer give up.
+    const cut = () => request.emit('error', new Error('The request body was cut at its limit'));
+    request.once(BODY_CUT, cut);
     try {
       return await this.multer.intercept(context, next);
     } catch (error) {
       throw multipartError(error, request);
+    } finally {
+      request.off(BODY_CUT, cut);
     }
   }
 }
