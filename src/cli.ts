@@ -110,7 +110,7 @@ function program(setExit: (code: number) => void): Command {
     .command('reseal-secrets')
     .description(
       'After changing ENCRYPTION_KEY (the old key in ENCRYPTION_KEY_PREVIOUS): seal every stored secret (DKIM keys, ' +
-        'webhook secrets, forms’ CAPTCHA secrets) under ENCRYPTION_KEY, in one transaction. Safe to run again. Uses ' +
+        'webhook secrets, forms’ CAPTCHA secrets, the inbound server’s TLS key) under ENCRYPTION_KEY, in one transaction. Safe to run again. Uses ' +
         'DATABASE_URL, not the API.',
     )
     .option('--dry-run', 'count what would be re-sealed without changing anything')

@@ -90,7 +90,8 @@ export async function run(_options: BenchOptions): Promise<ScenarioResult> {
     const res = await fetch(`${app.url}/email/webhooks`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${tenant.adminKey}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ url: receiver.url, events: ['form.submission'] }),
+      // One endpoint gets CONCURRENCY requests at once, as the baselines do (4 unless its webhook says more).
+      body: JSON.stringify({ url: receiver.url, events: ['form.submission'], maxConcurrency: CONCURRENCY }),
     });
     if (res.status !== 201) throw new Error(`POST /email/webhooks answered ${res.status}: ${await res.text()}`);
 

@@ -9,7 +9,7 @@ import { ConfigFileDto, PushConfigQueryDto, PushResultDto } from './dto/config.d
 
 const FILE =
   'The declarative file as JSON (the command line client converts YAML): project, domains (contactRecipients, ' +
-  'forwarding, forms), collections, templates, settings.';
+  'forwarding, inboundFiltering, forms), collections, templates, settings.';
 
 @ApiTags('Configuration')
 @Controller('config')

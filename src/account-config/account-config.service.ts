@@ -182,6 +182,7 @@ export class AccountConfigService {
         settings: {
           ...(domain.contactRecipients ? { contactRecipients: domain.contactRecipients } : {}),
           ...(Object.keys(domain.forwarding).length ? { forwarding: domain.forwarding } : {}),
+          ...(domain.inboundFiltering ? { inboundFiltering: domain.inboundFiltering } : {}),
         },
         forms: domain.forms,
       }));
@@ -237,6 +238,7 @@ export class AccountConfigService {
     for (const domain of domains) {
       config.domains[domain.name] = {
         ...(domain.settings.contactRecipients ? { contactRecipients: domain.settings.contactRecipients } : {}),
+        ...(domain.settings.inboundFiltering ? { inboundFiltering: domain.settings.inboundFiltering } : {}),
         forwarding: domain.settings.forwarding ?? {},
         forms: formsOf.get(domain.id) ?? {},
       };

@@ -1,5 +1,5 @@
 import { FieldError, isSlug, SettingsChecker, SLUG_PATTERN, slugRule } from '../common/settings-checker';
-import { checkForwarding, DOMAIN_LIMITS } from '../domains/domain-settings';
+import { checkForwarding, checkInboundFiltering, DOMAIN_LIMITS, InboundFiltering } from '../domains/domain-settings';
 import { normalizeDomainName } from '../domains/domain-name';
 import { CONTACT_FORM_SLUG } from '../forms/form.entity';
 import { checkFormMap, FormSettings } from '../forms/form-settings';
@@ -36,6 +36,8 @@ export interface DomainConfig {
   contactRecipients?: string[];
   /** alias → destinations. */
   forwarding: Record<string, string[]>;
+  /** Spam threshold and attachment types of forwarded mail, as PUT /domains/{domain} takes them. */
+  inboundFiltering?: InboundFiltering;
   /** slug → settings; never the contact form `send`, which is `contactRecipients`. */
   forms: Record<string, FormSettings>;
 }
@@ -58,7 +60,7 @@ export interface TemplateConfig {
 }
 
 export const CONFIG_SECTIONS = ['project', 'domains', 'collections', 'templates', 'settings'] as const;
-const DOMAIN_KEYS = ['contactRecipients', 'forwarding', 'forms'];
+const DOMAIN_KEYS = ['contactRecipients', 'forwarding', 'inboundFiltering', 'forms'];
 const COLLECTION_KEYS = ['name', 'forms'];
 const TEMPLATE_KEYS = ['type', 'description', 'subject', 'text', 'html', 'html_file', 'variables'];
 
@@ -156,6 +158,9 @@ const checkDomainEntry: EntryChecker<DomainConfig> = (key, value, field, check) 
     if (recipients) domain.contactRecipients = recipients;
   }
   if (value.forwarding != null) domain.forwarding = checkForwarding(value.forwarding, `${field}.forwarding`, check) ?? {};
+  if (value.inboundFiltering != null) {
+    domain.inboundFiltering = checkInboundFiltering(value.inboundFiltering, `${field}.inboundFiltering`, check);
+  }
   if (value.forms != null) {
     const options = { requireRecipients: false, reserved: [CONTACT_FORM_SLUG] };
     domain.forms = checkFormMap(value.forms, `${field}.forms`, check, options) ?? {};
@@ -223,6 +228,7 @@ export function toConfigFile(config: AccountConfig): Record<string, unknown> {
       compact({
         contactRecipients: domain.contactRecipients,
         forwarding: nonEmpty(mapValues(domain.forwarding, oneOrList)),
+        inboundFiltering: domain.inboundFiltering,
         forms: nonEmpty(mapValues(domain.forms, formToFile)),
       }),
     );

@@ -39,6 +39,7 @@ export function mergeConfig(current: AccountConfig, file: AccountConfig, prune: 
     const before = current.domains[name];
     domains[name] = {
       ...(domain.contactRecipients ? { contactRecipients: domain.contactRecipients } : {}),
+      ...(domain.inboundFiltering ? { inboundFiltering: domain.inboundFiltering } : {}),
       forwarding: keep(before?.forwarding ?? {}, domain.forwarding),
       forms: keep(before?.forms ?? {}, domain.forms),
     };
@@ -98,7 +99,11 @@ function resourcesOf(config: AccountConfig): Map<string, Resource> {
   };
   for (const [name, domain] of Object.entries(config.domains)) {
     const path = `domains.${name}`;
-    resources.set(path, { kind: 'domain', fields: domain.contactRecipients ? { contactRecipients: domain.contactRecipients } : {} });
+    const fields = {
+      ...(domain.contactRecipients ? { contactRecipients: domain.contactRecipients } : {}),
+      ...(domain.inboundFiltering ? { inboundFiltering: domain.inboundFiltering } : {}),
+    };
+    resources.set(path, { kind: 'domain', fields });
     for (const [alias, destinations] of Object.entries(domain.forwarding)) {
       resources.set(`${path}.forwarding.${alias}`, { kind: 'forwarding', fields: { to: destinations }, parent: path });
     }

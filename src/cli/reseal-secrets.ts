@@ -3,6 +3,7 @@ import { CryptoModule } from '../common/crypto/crypto.module';
 import { SecretBox, SecretBoxError } from '../common/crypto/secret-box';
 import { Domain } from '../domains/domain.entity';
 import { Form } from '../forms/form.entity';
+import { InboundTlsCertificate } from '../forwarding/inbound-tls-certificate.entity';
 import { Webhook } from '../webhooks/webhook.entity';
 import { withDatabaseContext } from './database-context';
 
@@ -34,6 +35,7 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
   sealed('webhook secrets', 'webhook secret', Webhook, 'secret'),
   sealed('previous webhook secrets', 'previous webhook secret', Webhook, 'previousSecret'),
   sealed('CAPTCHA secrets', 'CAPTCHA secret', Form, 'settings', { jsonPath: ['spam_protection', 'captcha_secret'], plainTextBefore: true }),
+  sealed('inbound TLS keys', 'inbound TLS key', InboundTlsCertificate, 'privateKey'),
 ];
 
 export interface ResealCount {

@@ -59,6 +59,8 @@ describe('deployment files', () => {
         [
           'ConfigMap/mailroom-config',
           'Deployment/mailroom-api',
+          'Deployment/mailroom-clamav',
+          'Deployment/mailroom-spamassassin',
           'Deployment/mailroom-worker',
           'HorizontalPodAutoscaler/mailroom-api',
           'Namespace/mailroom',
@@ -66,7 +68,9 @@ describe('deployment files', () => {
           'PodDisruptionBudget/mailroom-worker',
           'Secret/mailroom-secrets',
           'Service/mailroom-api',
+          'Service/mailroom-clamav',
           'Service/mailroom-inbound-smtp',
+          'Service/mailroom-spamassassin',
         ].sort(),
       );
     });
@@ -117,6 +121,19 @@ describe('deployment files', () => {
         name: 'mailroom-api',
       });
     });
+
+    it('points the workers at the content scanners’ Services and ports', () => {
+      const worker = podEnvironment('mailroom-worker');
+      const addressOf = (service: string) => {
+        const spec = find('Service', service).spec;
+        const scanner = find('Deployment', service).spec.template.spec.containers[0];
+        const port = scanner.ports.find((p: { name: string }) => p.name === spec.ports[0].targetPort).containerPort as number;
+        expect(spec.ports[0].port).toBe(port);
+        return `${service}:${port}`;
+      };
+      expect(worker.INBOUND_SPAMD_ADDRESS).toBe(addressOf('mailroom-spamassassin'));
+      expect(worker.INBOUND_CLAMD_ADDRESS).toBe(addressOf('mailroom-clamav'));
+    });
   });
 
   describe('docker-compose.yml', () => {
@@ -133,6 +150,14 @@ describe('deployment files', () => {
     it('names only variables Mailroom reads', () => {
       const named = mailroomServices.flatMap(([, service]) => Object.keys(service.environment!));
       expect(named.filter((name) => !(ENV_KEYS as string[]).includes(name))).toEqual([]);
+    });
+
+    it('points the workers at the spamassassin and clamav services', () => {
+      for (const [, worker] of mailroomServices.filter(([, service]) => service.environment!.APP_ROLE === 'worker')) {
+        expect(worker.environment!.INBOUND_SPAMD_ADDRESS).toBe('spamassassin:783');
+        expect(worker.environment!.INBOUND_CLAMD_ADDRESS).toBe('clamav:3310');
+      }
+      expect(Object.keys(compose.services)).toEqual(expect.arrayContaining(['spamassassin', 'clamav']));
     });
   });
 });

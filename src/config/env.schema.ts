@@ -290,8 +290,9 @@ export function maskedUrl(url: string): string {
 
 /** The value as a message may show it, a URL's password masked; null for a secret, which is never shown. */
 export function shownValue(name: string, value: unknown): string | null {
-  if (SECRET_NAME.test(name)) return null;
-  const masked = maskedUrl(String(value));
+  // Environment values are strings; an unset one has nothing to show.
+  if (SECRET_NAME.test(name) || typeof value !== 'string') return null;
+  const masked = maskedUrl(value);
   return JSON.stringify(masked.length > 200 ? `${masked.slice(0, 200)}…` : masked);
 }
 

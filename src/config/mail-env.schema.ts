@@ -1,11 +1,13 @@
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateIf } from 'class-validator';
 
 /** A variable as the environment gives it, or the schema's own default. */
 type EnvValue = string | number | boolean | undefined;
 export const toBoolean = ({ value }: { value: EnvValue }) =>
   value === undefined || value === '' ? undefined : ['true', '1', 'yes'].includes(String(value).toLowerCase());
 export const toInt = ({ value }: { value: EnvValue }) => (value === undefined || value === '' ? undefined : Number(value));
+/** `host:port`, `[v6 address]:port` or an absolute path (a Unix socket): where a content scanner listens. */
+const SCANNER_ADDRESS = /^(\/\S+|[A-Za-z0-9.-]+:\d{1,5}|\[[0-9A-Fa-f:.]+\]:\d{1,5})$/;
 
 /**
  * The variables of the mail pipelines, with their defaults: delivery to the provider, retention, domain verification,
@@ -122,7 +124,7 @@ export class MailEnvSchema {
   @Max(10_000)
   RETENTION_BATCH_SIZE = 500;
 
-  /** Resolvers for domain verification, as host:port[,host:port]; empty means the system's. */
+  /** Resolvers for domain verification and inbound mail's SPF/DKIM/DMARC/ARC, as host:port[,host:port]; empty: the system's. */
   @IsOptional()
   @Matches(/^[^,\s]+(,[^,\s]+)*$/, { message: 'DNS_SERVERS must be a comma-separated host:port list' })
   DNS_SERVERS?: string = undefined;
@@ -130,7 +132,10 @@ export class MailEnvSchema {
   @IsIn(['dns', 'skip'])
   DOMAIN_VERIFICATION: 'dns' | 'skip' = 'dns';
 
-  /** Time-out of one DNS query in domain verification, in ms; a query is tried twice (the second wait is doubled). */
+  /**
+   * Time-out of one DNS query, in ms. Domain verification tries a query twice (the second wait doubled); inbound
+   * mail's authentication tries each once, and all of one message's lookups get five of these in all.
+   */
   @Transform(toInt)
   @IsInt()
   @Min(100)
@@ -157,12 +162,15 @@ export class MailEnvSchema {
   @Matches(/^\d+(ms|s|m|h)(,\d+(ms|s|m|h))*$/, { message: 'WEBHOOK_RETRY_SCHEDULE must be durations like 5s,5m,30m,2h' })
   WEBHOOK_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';
 
-  /** Time-out of one webhook delivery attempt (connect, send and answer), in ms. */
+  /**
+   * Time-out of one webhook delivery attempt (connect, send and answer), in ms: 15 s as Svix, within the 15–30 s
+   * the Standard Webhooks recommendations suggest.
+   */
   @Transform(toInt)
   @IsInt()
   @Min(100)
   @Max(120_000)
-  WEBHOOK_TIMEOUT_MS = 10_000;
+  WEBHOOK_TIMEOUT_MS = 15_000;
 
   /** Webhook deliveries one worker process makes at once. */
   @Transform(toInt)
@@ -177,6 +185,23 @@ export class MailEnvSchema {
   @Min(10)
   @Max(60_000)
   WEBHOOK_POLL_INTERVAL_MS = 1000;
+
+  /**
+   * A webhook whose attempts have all failed for this long (since its last success) is disabled, its account
+   * told by a `webhook.disabled` event and an email; in ms, 5 days by default. 0: only a 410 Gone disables one.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(90 * 24 * 3_600_000)
+  WEBHOOK_DISABLE_AFTER_FAILING_MS = 5 * 24 * 3_600_000;
+
+  /** Largest webhook body sent; a bigger event goes as a thin one, with the URL of its full body. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1024)
+  @Max(64 * 1024 * 1024)
+  WEBHOOK_MAX_PAYLOAD_BYTES = 256 * 1024;
 
   /**
    * Secret of `POST /provider/events` (D-24): the provider signs with the Standard Webhooks headers, the
@@ -249,14 +274,74 @@ export class MailEnvSchema {
   @IsString()
   INBOUND_SMTP_SPOOL_DIR?: string = undefined;
 
-  /** PEM files of the inbound server's certificate and key: with both, it offers STARTTLS. */
-  @IsOptional()
-  @IsString()
+  /**
+   * PEM files of the inbound server's certificate and key for STARTTLS. Without them it presents a self-signed
+   * certificate made at first start for INBOUND_SMTP_HOSTNAME (kept in PostgreSQL, the same for every worker).
+   */
+  @ValidateIf((env: MailEnvSchema) => env.INBOUND_SMTP_TLS_CERT !== undefined || env.INBOUND_SMTP_TLS_KEY !== undefined)
+  @IsString({ message: 'INBOUND_SMTP_TLS_CERT and INBOUND_SMTP_TLS_KEY go together: set both or neither' })
   INBOUND_SMTP_TLS_CERT?: string = undefined;
 
-  @IsOptional()
-  @IsString()
+  @ValidateIf((env: MailEnvSchema) => env.INBOUND_SMTP_TLS_CERT !== undefined || env.INBOUND_SMTP_TLS_KEY !== undefined)
+  @IsString({ message: 'INBOUND_SMTP_TLS_CERT and INBOUND_SMTP_TLS_KEY go together: set both or neither' })
   INBOUND_SMTP_TLS_KEY?: string = undefined;
+
+  /** The inbound server offers STARTTLS (opportunistic TLS, as MX servers do). false: plain text only. */
+  @Transform(toBoolean)
+  @IsBoolean()
+  INBOUND_SMTP_STARTTLS = true;
+
+  /**
+   * Messages one sender (envelope sender and client network) may send to one forwarding domain an hour; past it
+   * RCPT TO is answered 451 4.7.1. Bounces (null sender) are not counted. 0: no limit.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  INBOUND_SMTP_MAX_MESSAGES_PER_SENDER_PER_HOUR = 100;
+
+  /** Messages one forwarding domain may receive an hour, from all senders; past it RCPT TO is answered 451 4.7.1. 0: no limit. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  INBOUND_SMTP_MAX_MESSAGES_PER_DOMAIN_PER_HOUR = 1000;
+
+  /**
+   * SpamAssassin's spamd, as `host:port` or the path of its Unix socket: every message to be forwarded is checked
+   * at DATA and refused (554 5.7.1) at its domain's spam threshold. Empty: no spam check.
+   */
+  @IsOptional()
+  @Matches(SCANNER_ADDRESS, { message: 'INBOUND_SPAMD_ADDRESS must be host:port or the path of a Unix socket' })
+  INBOUND_SPAMD_ADDRESS?: string = undefined;
+
+  /** How long spamd may take over one message; past it (or when it cannot be reached) the message gets 451 4.3.0. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(600_000)
+  INBOUND_SPAMD_TIMEOUT_MS = 30_000;
+
+  /** spamd is given at most this much of a message, its start (as spamc's --max-size, but cut rather than skipped). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(16 * 1024)
+  @Max(100 * 1024 * 1024)
+  INBOUND_SPAMD_MAX_BYTES = 512 * 1024;
+
+  /**
+   * ClamAV's clamd, as `host:port` or the path of its Unix socket: every message to be forwarded is scanned at DATA
+   * and refused (554 5.7.1) when a virus is found. Empty: no virus scan.
+   */
+  @IsOptional()
+  @Matches(SCANNER_ADDRESS, { message: 'INBOUND_CLAMD_ADDRESS must be host:port or the path of a Unix socket' })
+  INBOUND_CLAMD_ADDRESS?: string = undefined;
+
+  /** How long clamd may take over one message; past it (or when it cannot be reached) the message gets 451 4.3.0. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(600_000)
+  INBOUND_CLAMD_TIMEOUT_MS = 60_000;
 
   /**
    * Domain of the VERP return path of every outgoing message (`bounces+<token>@<domain>`): its MX must point

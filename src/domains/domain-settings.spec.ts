@@ -1,5 +1,5 @@
 import { SettingsChecker } from '../common/settings-checker';
-import { checkForwarding } from './domain-settings';
+import { checkForwarding, checkInboundFiltering } from './domain-settings';
 
 describe('checkForwarding', () => {
   const forwarding = (value: unknown) => {
@@ -31,5 +31,35 @@ describe('checkForwarding', () => {
       'forwarding.support[0]',
       'forwarding.empty',
     ]);
+  });
+});
+
+describe('checkInboundFiltering', () => {
+  const filtering = (value: unknown) => {
+    const check = new SettingsChecker();
+    return { filtering: checkInboundFiltering(value, 'inboundFiltering', check), errors: check.errors };
+  };
+
+  it('fills what is left out with the defaults', () => {
+    expect(filtering({})).toEqual({ filtering: { spamThreshold: 5, allowExecutableAttachments: false }, errors: [] });
+    expect(filtering({ spamThreshold: 7.5, allowExecutableAttachments: true })).toEqual({
+      filtering: { spamThreshold: 7.5, allowExecutableAttachments: true },
+      errors: [],
+    });
+  });
+
+  it('names each bad or unknown setting', () => {
+    const { filtering: result, errors } = filtering({ spamThreshold: '5', allowExecutableAttachments: 1, virusScan: false });
+    expect(result).toBeUndefined();
+    expect(errors.map((e) => e.field).sort()).toEqual([
+      'inboundFiltering.allowExecutableAttachments',
+      'inboundFiltering.spamThreshold',
+      'inboundFiltering.virusScan',
+    ]);
+    expect(filtering({ spamThreshold: 0.5 }).errors).toEqual([
+      { field: 'inboundFiltering.spamThreshold', message: 'must be a number from 1 to 1000' },
+    ]);
+    expect(filtering({ spamThreshold: Number.NaN }).errors).toHaveLength(1);
+    expect(filtering([]).errors).toEqual([{ field: 'inboundFiltering', message: 'must be an object' }]);
   });
 });

@@ -30,3 +30,33 @@ export function checkForwarding(value: unknown, field: string, check: SettingsCh
   }
   return check.errors.length === before ? rules : undefined;
 }
+
+/** How mail forwarded for a domain is filtered at DATA (PUT /domains/{domain} inboundFiltering). */
+export interface InboundFiltering {
+  /** SpamAssassin score at which a message is refused (554 5.7.1); spamd's own default is 5. */
+  spamThreshold: number;
+  /** Take attachments that are programs, installers or disk images (refused by default). */
+  allowExecutableAttachments: boolean;
+}
+
+export const INBOUND_FILTERING_DEFAULTS: InboundFiltering = { spamThreshold: 5, allowExecutableAttachments: false };
+const SPAM_THRESHOLD = { min: 1, max: 1000 };
+
+/** The section with each setting it leaves out at its default. */
+export function checkInboundFiltering(value: unknown, field: string, check: SettingsChecker): InboundFiltering | undefined {
+  if (!check.isObject(value, field)) return undefined;
+  const before = check.errors.length;
+  check.unknownKeys(value, Object.keys(INBOUND_FILTERING_DEFAULTS), field);
+  const filtering = { ...INBOUND_FILTERING_DEFAULTS };
+  const { spamThreshold, allowExecutableAttachments } = value;
+  if (spamThreshold !== undefined) {
+    if (typeof spamThreshold !== 'number' || !(spamThreshold >= SPAM_THRESHOLD.min && spamThreshold <= SPAM_THRESHOLD.max)) {
+      check.fail(`${field}.spamThreshold`, `must be a number from ${SPAM_THRESHOLD.min} to ${SPAM_THRESHOLD.max}`);
+    } else filtering.spamThreshold = spamThreshold;
+  }
+  if (allowExecutableAttachments !== undefined) {
+    const allow = check.boolean(allowExecutableAttachments, `${field}.allowExecutableAttachments`);
+    if (allow !== undefined) filtering.allowExecutableAttachments = allow;
+  }
+  return check.errors.length === before ? filtering : undefined;
+}

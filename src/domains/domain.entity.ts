@@ -1,5 +1,6 @@
 import { Column, CreateDateColumn, Entity, Index, UpdateDateColumn } from 'typeorm';
 import { AccountOwned } from '../accounts/account-owned';
+import type { InboundFiltering } from './domain-settings';
 
 export type DomainStatus = 'pending' | 'verified' | 'failed';
 
@@ -9,6 +10,8 @@ export interface DomainSettings {
   contactRecipients?: string[];
   /** alias (local part) or '*' → destinations. Served by the forwarding feature. */
   forwarding?: Record<string, string[]>;
+  /** Spam threshold and attachment types of forwarded mail; absent: INBOUND_FILTERING_DEFAULTS. */
+  inboundFiltering?: InboundFiltering;
 }
 
 /** A sending / receiving domain of an account, verified by a DNS TXT record, with its DKIM key (D-30). */

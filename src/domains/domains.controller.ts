@@ -81,7 +81,7 @@ export class DomainsController {
   @ApiOperation({
     summary: 'Change a domain’s settings',
     description:
-      'contactRecipients, forwarding rules and forms. A section given replaces the stored one, null removes it, an ' +
+      'contactRecipients, forwarding rules, inboundFiltering (spam threshold, attachment types) and forms. A section given replaces the stored one, null removes it, an ' +
       'absent one is kept. Each invalid value is named in details.fields (400).',
   })
   @ApiParam(DOMAIN_PARAM)

@@ -14,7 +14,7 @@ import { SettingsChecker } from '../common/settings-checker';
 import { CONTACT_FORM_SLUG } from '../forms/form.entity';
 import { checkFormMap, FormSettings } from '../forms/form-settings';
 import { FormsService } from '../forms/forms.service';
-import { checkForwarding, DOMAIN_LIMITS } from './domain-settings';
+import { checkForwarding, checkInboundFiltering, DOMAIN_LIMITS } from './domain-settings';
 import { DnsRecord, dnsRecordsFor, dkimSelectorFor, generateDkimKey } from './dns-records';
 import { DnsVerifier } from './dns-verifier';
 
@@ -29,6 +29,7 @@ export interface DkimSigningKey {
 export interface DomainSettingsChange {
   contactRecipients?: unknown;
   forwarding?: unknown;
+  inboundFiltering?: unknown;
   forms?: unknown;
 }
 
@@ -194,6 +195,10 @@ export class DomainsService {
     }
     if (change.forwarding === null) delete settings.forwarding;
     else if (change.forwarding !== undefined) settings.forwarding = checkForwarding(change.forwarding, 'forwarding', check);
+    if (change.inboundFiltering === null) delete settings.inboundFiltering;
+    else if (change.inboundFiltering !== undefined) {
+      settings.inboundFiltering = checkInboundFiltering(change.inboundFiltering, 'inboundFiltering', check);
+    }
     let forms: Record<string, FormSettings> | undefined;
     if (change.forms === null) forms = {};
     else if (change.forms !== undefined) {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { IDEMPOTENCY_RECORD_COLUMNS, IdempotentAnswer, idempotencyRecordValues } from '../common/idempotency/idempotency.store';
 import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
 import { emails } from '../metrics/metrics';
@@ -88,9 +88,15 @@ export class AcceptanceRepository {
    * committed (a key used already fails this acceptance alone, with a unique violation on the record's key).
    */
   insert(acceptance: Acceptance): Promise<void> {
-    const contentJson = acceptance.messages.map(({ message }) => JSON.stringify(message.content));
-    const bytes = contentJson.reduce((sum, json) => sum + Buffer.byteLength(json), 0) + companionBytes(acceptance.statements ?? []);
-    return this.inserts.submit({ ...acceptance, contentJson, bytes });
+    return this.inserts.submit(pending(acceptance));
+  }
+
+  /**
+   * The same statement, in the caller's transaction (alone, not batched): what it commits with is read and locked in
+   * that transaction first (a delivery status notification and the failures it reports). Metering is the caller's.
+   */
+  insertWithin(manager: EntityManager, acceptance: Acceptance): Promise<void> {
+    return this.writeBatch([pending(acceptance)], manager);
   }
 
   /**
@@ -110,7 +116,7 @@ export class AcceptanceRepository {
   }
 
   /** One statement (so one round trip and atomic without BEGIN/COMMIT): the messages, their events, the companions, the idempotent answers. */
-  private async writeBatch(batch: PendingAcceptance[]): Promise<void> {
+  private async writeBatch(batch: PendingAcceptance[], runner: Pick<EntityManager, 'query'> = this.dataSource): Promise<void> {
     const params: unknown[] = [];
     const param: AddParam = (value) => `$${params.push(value)}`;
     const placeholders = (values: unknown[]) => `(${values.map(param).join(', ')})`;
@@ -173,9 +179,15 @@ export class AcceptanceRepository {
     // Every data-modifying WITH clause runs, referenced or not: the statements commit together.
     const last = statements.pop()!;
     const sql = statements.length ? `WITH ${statements.map((statement, i) => `w${i} AS (${statement})`).join(', ')} ${last}` : last;
-    await this.dataSource.query(sql, params);
+    await runner.query(sql, params);
     for (const { message } of messages) emails.inc({ status: message.status });
   }
+}
+
+function pending(acceptance: Acceptance): PendingAcceptance {
+  const contentJson = acceptance.messages.map(({ message }) => JSON.stringify(message.content));
+  const bytes = contentJson.reduce((sum, json) => sum + Buffer.byteLength(json), 0) + companionBytes(acceptance.statements ?? []);
+  return { ...acceptance, contentJson, bytes };
 }
 
 /** The bytes of the binary values (Buffers) of companion rows. */

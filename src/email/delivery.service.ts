@@ -12,6 +12,9 @@ import { AppConfigService } from '../config/app-config.service';
 import { isStored } from './attachments/attachment-content';
 import { AttachmentStore, AttachmentUnavailable } from './attachments/attachment-store';
 import { DKIM_SIGNED_HEADERS, DkimKey, signSource } from './dkim-signer';
+import { composeDsn, isDsnContent } from './dsn/dsn-message';
+import { DsnService } from './dsn/dsn.service';
+import { expired, expiredUnanswered, notSent, recordFailures, refused, reportsFailures } from './dsn/forward-failures';
 import { DeliverableMessage, EmailRepository, NewEvent } from './email.repository';
 import { composeMime } from './message-content';
 import { AWAITING_DELIVERY, MessageStatus } from './message.entity';
@@ -81,6 +84,7 @@ export class DeliveryService {
     private readonly returnPaths: ReturnPaths,
     @Inject(MAIL_TRANSPORT) private readonly transport: MailTransport,
     private readonly attachments: AttachmentStore,
+    private readonly dsn: DsnService,
     config: AppConfigService,
   ) {
     this.budget = new ByteBudget(config.env.DELIVERY_BATCH_BYTES);
@@ -205,6 +209,11 @@ export class DeliveryService {
     // Bounced recipients of a message others received leave it `sent`; the per-recipient events tell.
 
     const lastError = providerFailure ?? [...bounced, ...temporary][0]?.response ?? null;
+    // What a forwarded message's sender is owed a notification for, recorded with the move (D-31).
+    const expiredNow = status !== 'deferred' && pending.length > 0;
+    const failures = reportsFailures(message)
+      ? [...bounced.map(refused), ...(expiredNow ? (providerFailure ? expiredUnanswered(pending) : temporary.map(expired)) : [])]
+      : [];
     let moved: boolean;
     try {
       moved = await this.repository.recordAttempt(
@@ -217,6 +226,7 @@ export class DeliveryService {
           ...(accepted.length && !message.sentAt ? { sentAt: now } : {}),
         },
         events,
+        failures.length ? recordFailures(message.id, failures) : undefined,
       );
     } catch (err) {
       if (accepted.length) throw new OutcomeNotRecorded((err as Error).message);
@@ -224,6 +234,7 @@ export class DeliveryService {
     }
     if (accepted.length) this.outcomes.forget(message.id);
     if (!moved) return;
+    if (failures.length) await this.dsn.report(message.id);
 
     for (const r of bounced) {
       await this.suppression
@@ -242,6 +253,7 @@ export class DeliveryService {
     if (!message.inboundMessageId) {
       const content = message.content ?? (await this.repository.contentForDelivery(message.id));
       if (!content) throw new DeliveryError('the message is gone');
+      if (isDsnContent(content)) return bufferSource(composeDsn(message.id, message.headerMessageId, content));
       const tracked = await this.trackedContent.contentToSend({ ...message, content });
       const compose = () => composeMime(message.id, message.headerMessageId, tracked, (attachment) => this.attachments.open(attachment));
       // Most mail (small, loaded with its row, nothing stored apart) is composed once, then signed and sent from its
@@ -256,11 +268,14 @@ export class DeliveryService {
 
   /** Ends a message that must not go out at all. */
   private async fail(message: DeliverableMessage, reason: string): Promise<void> {
-    await this.repository.recordAttempt(
+    const failures = reportsFailures(message) ? notSent(message.pendingRecipients) : [];
+    const moved = await this.repository.recordAttempt(
       message.id,
       { status: 'failed', pendingRecipients: [], attempts: message.attempts + 1, lastError: reason },
       [{ type: 'failed', detail: reason, occurredAt: new Date() }],
+      failures.length ? recordFailures(message.id, failures) : undefined,
     );
+    if (moved && failures.length) await this.dsn.report(message.id);
   }
 
   /** Counts an attempt that ended in an error of ours; on the last one the message is failed. Never rejects. */
@@ -276,9 +291,10 @@ export class DeliveryService {
     if (info.isLastAttempt) this.logger.error(`${log}; the message is failed`);
     else this.logger.warn(log);
     const description = error instanceof DeliveryError ? error.message : 'internal error (details in the server log)';
-    await this.repository
+    const failed = await this.repository
       .countFailedAttempt(messageId, description, info.isLastAttempt)
       .catch((err: Error) => this.logger.warn(`Could not count the failed attempt of ${messageId}: ${err.message}`));
+    if (failed && info.isLastAttempt) await this.dsn.report(messageId);
   }
 
   /** The pending recipients put on the suppression list since the message was accepted. */

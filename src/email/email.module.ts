@@ -11,6 +11,7 @@ import { TrackingLinksModule } from '../tracking/tracking-links.module';
 import { BatchSendsService } from './batch/batch-sends.service';
 import { DeliveredOutcomes } from './delivered-outcomes';
 import { DeliveryService } from './delivery.service';
+import { DsnService } from './dsn/dsn.service';
 import { EmailController } from './email.controller';
 import { EmailProcessor } from './email.processor';
 import { EmailQueue } from './email.queue';
@@ -63,7 +64,17 @@ export class EmailModule {
 
   private static build(config: AppConfigService): DynamicModule {
     const workerProviders = config.runsWorkers
-      ? [DeliveryService, DeliveredOutcomes, SendPacer, EmailProcessor, EmailSweeper, transportProvider, ListSendProcessor, ListSendSweeper]
+      ? [
+          DeliveryService,
+          DeliveredOutcomes,
+          SendPacer,
+          EmailProcessor,
+          EmailSweeper,
+          DsnService,
+          transportProvider,
+          ListSendProcessor,
+          ListSendSweeper,
+        ]
       : [];
     return {
       module: EmailModule,

@@ -6,6 +6,7 @@ import { AWAITING_DELIVERY, Message, MessageContent, MessageStatus } from './mes
 import { ATTACHMENT_READ_BYTES, type AttachmentUpload } from './attachments/attachment-content';
 import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
 import type { AddParam } from './acceptance.repository';
+import { expiredPendingCte } from './dsn/forward-failures';
 import { emails } from '../metrics/metrics';
 import { AppConfigService } from '../config/app-config.service';
 
@@ -321,7 +322,14 @@ export class EmailRepository {
    * The result of a delivery attempt: transition(messageId, AWAITING_DELIVERY, changes, events), with the
    * results of concurrent attempts written by one statement.
    */
-  recordAttempt(messageId: string, changes: TransitionChanges, events: NewEvent[]): Promise<boolean> {
+  recordAttempt(
+    messageId: string,
+    changes: TransitionChanges,
+    events: NewEvent[],
+    companion?: (param: AddParam) => string,
+  ): Promise<boolean> {
+    // With a companion (a forwarded message's failures) it goes alone, in a transaction: rare, and never lost.
+    if (companion) return this.transition(messageId, AWAITING_DELIVERY, changes, events, {}, companion);
     return this.attemptResults.submit({ messageId, changes, events });
   }
 
@@ -409,7 +417,8 @@ export class EmailRepository {
   /**
    * An attempt that ended in an error of ours (not an SMTP answer) still counts: the message waiting for
    * delivery gets attempts + 1, `deferred` (or `failed` when `final`) and an event of that type; the detail of
-   * a final one says how many attempts were made. False when the message was not waiting for delivery.
+   * a final one says how many attempts were made. False when the message was not waiting for delivery. A final one
+   * records the pending destinations of a forwarded message as failures for its sender's notification.
    */
   async countFailedAttempt(messageId: string, error: string, final: boolean): Promise<boolean> {
     const status: MessageStatus = final ? 'failed' : 'deferred';
@@ -417,11 +426,11 @@ export class EmailRepository {
       `WITH moved AS (
          UPDATE messages SET status = $2, attempts = attempts + 1, last_error = $3, updated_at = now()
          WHERE id = $1 AND status = ANY($4::varchar[])
-         RETURNING id, attempts
+         RETURNING id, attempts, inbound_message_id, envelope_from, pending_recipients
        ), written AS (
          INSERT INTO message_events (message_id, type, detail, occurred_at)
          SELECT id, $2, CASE WHEN $5 THEN 'gave up after ' || attempts || ' attempts: ' || $3 ELSE $3 END, now() FROM moved
-       )
+       ), failures AS (${expiredPendingCte('moved', '$5')})
        SELECT count(*)::int AS moved FROM moved`,
       [messageId, status, error, [...AWAITING_DELIVERY], final],
     );

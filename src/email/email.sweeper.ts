@@ -1,6 +1,8 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfigService } from '../config/app-config.service';
 import { RedisService } from '../redis/redis.service';
+import { DsnService } from './dsn/dsn.service';
+import { recordExpiredPending } from './dsn/forward-failures';
 import { EmailQueue } from './email.queue';
 import { EmailRepository } from './email.repository';
 import { AWAITING_DELIVERY } from './message.entity';
@@ -12,7 +14,8 @@ const PAGE = 500;
  * leaves accepted messages without a job. Every EMAIL_SWEEP_INTERVAL_MS one instance (Redis lock) walks
  * the messages still awaiting delivery and re-adds the job of each one that has none, with the attempts it
  * has left. One whose attempts are used up (its last attempt could not even be written) is failed instead:
- * re-adding it would start its retries again.
+ * re-adding it would start its retries again. The same sweep makes the delivery status notifications that
+ * failures of forwarded mail still owe their senders (DsnService.sweep).
  */
 @Injectable()
 export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -26,6 +29,7 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
   constructor(
     private readonly repository: EmailRepository,
     private readonly emailQueue: EmailQueue,
+    private readonly dsn: DsnService,
     private readonly redis: RedisService,
     private readonly config: AppConfigService,
   ) {}
@@ -84,10 +88,16 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
           const maxAttempts = this.emailQueue.retrySchedule.maxAttempts;
           const lost = page.filter((m) => !withJobs.has(m.id) && m.attempts < maxAttempts);
           for (const m of page.filter((m) => !withJobs.has(m.id) && m.attempts >= maxAttempts)) {
-            const failed = await this.repository.transition(m.id, AWAITING_DELIVERY, { status: 'failed' }, [
-              { type: 'failed', detail: `gave up after ${m.attempts} attempts` },
-            ]);
+            const failed = await this.repository.transition(
+              m.id,
+              AWAITING_DELIVERY,
+              { status: 'failed' },
+              [{ type: 'failed', detail: `gave up after ${m.attempts} attempts` }],
+              {},
+              recordExpiredPending(m.id),
+            );
             if (failed) this.logger.warn(`${m.id} had used up its ${m.attempts} attempts without a final state: failed`);
+            if (failed) await this.dsn.report(m.id);
           }
           if (lost.length) {
             await this.emailQueue.queue.addBulk(
@@ -106,6 +116,8 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
           }
           if (page.length < PAGE) break;
         }
+        // Notifications a dead process owed the senders of forwarded mail (their failures are recorded with the moves).
+        await this.dsn.sweep(olderThan);
         return requeued;
       },
     );

@@ -3,9 +3,14 @@ import { AppConfigService } from '../config/app-config.service';
 import { DomainsModule } from '../domains/domains.module';
 import { EmailModule } from '../email/email.module';
 import { ProviderEventsModule } from '../provider-events/provider-events.module';
+import { SuppressionModule } from '../suppression/suppression.module';
+import { ContentScanner } from './content-scan/content-scanner';
 import { ForwardingController } from './forwarding.controller';
 import { ForwardingService } from './forwarding.service';
+import { InboundAuthentication } from './inbound-authentication';
+import { InboundRateLimits } from './inbound-rate-limits';
 import { InboundSmtpServer } from './inbound-smtp.server';
+import { InboundTls } from './inbound-tls';
 import { SenderRewriting } from './sender-rewriting';
 
 const senderRewritingProvider: Provider = {
@@ -21,12 +26,12 @@ const senderRewritingProvider: Provider = {
 @Module({})
 export class ForwardingModule {
   static register(config: AppConfigService): DynamicModule {
-    const server = config.runsWorkers && config.env.INBOUND_SMTP_PORT !== 0 ? [InboundSmtpServer] : [];
+    const server = config.runsWorkers && config.env.INBOUND_SMTP_PORT !== 0 ? [InboundSmtpServer, InboundTls, InboundRateLimits] : [];
     return {
       module: ForwardingModule,
-      imports: [DomainsModule, EmailModule.register(config), ProviderEventsModule.register(config)],
+      imports: [DomainsModule, SuppressionModule, EmailModule.register(config), ProviderEventsModule.register(config)],
       controllers: [ForwardingController],
-      providers: [ForwardingService, senderRewritingProvider, ...server],
+      providers: [ForwardingService, ContentScanner, InboundAuthentication, senderRewritingProvider, ...server],
     };
   }
 }

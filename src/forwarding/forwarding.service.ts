@@ -11,8 +11,12 @@ import type { MessageWithEvents } from '../email/email.repository';
 import { EmailService, ForwardedEmail } from '../email/email.service';
 import { ReturnPaths } from '../email/return-path';
 import { ProviderEventsService } from '../provider-events/provider-events.service';
+import { SuppressionService } from '../suppression/suppression.service';
+import { ContentScanner } from './content-scan/content-scanner';
 import { parseDeliveryReport } from './delivery-report';
 import { matchRule, RuleMatch, splitAddress } from './forwarding-rules';
+import { InboundAuthentication, InboundVerdict } from './inbound-authentication';
+import { LoopTokens } from './loop-token';
 import { HeaderField, headerFields, headerSection, loopOf, traceFields } from './received-message';
 import { SenderRewriting, SrsError } from './sender-rewriting';
 
@@ -66,6 +70,7 @@ export class ForwardingService {
   private readonly logger = new Logger(ForwardingService.name);
   private readonly returnPathDomain: string;
   private readonly hostname: string;
+  private readonly loopTokens: LoopTokens;
   private readonly verifiedDomains = new ExpiringMap<string, Promise<Domain | null>>(DOMAIN_CACHE_MS);
 
   constructor(
@@ -74,10 +79,14 @@ export class ForwardingService {
     private readonly returnPaths: ReturnPaths,
     private readonly srs: SenderRewriting,
     private readonly providerEvents: ProviderEventsService,
+    private readonly suppression: SuppressionService,
+    private readonly contentScanner: ContentScanner,
+    private readonly authentication: InboundAuthentication,
     config: AppConfigService,
   ) {
     this.returnPathDomain = config.returnPathDomain;
     this.hostname = config.inboundHostname;
+    this.loopTokens = new LoopTokens(config.derivedKeys('mailroom loop v1'));
   }
 
   /**
@@ -127,6 +136,7 @@ export class ForwardingService {
     }
     const match = matchRule(domain.settings.forwarding, parts.local);
     if (!match) throw unknownRecipient(address);
+    if (!(await this.takesMail(domain.accountId, match.destinations))) throw disabledRecipient(address);
     return { kind: 'forward', address, domain, ...match };
   }
 
@@ -142,8 +152,18 @@ export class ForwardingService {
   }
 
   /**
-   * Takes a message for its routes: refused whole (554) when it loops; else the reports are applied and the
-   * forwarded messages committed (the received bytes with them) before this resolves, so that a 250 means
+   * Whether any destination is off the account's suppression list: one lookup per RCPT TO, never cached (an address
+   * taken off the list takes mail at once), concurrent ones sharing a query.
+   */
+  private async takesMail(accountId: string, destinations: readonly string[]): Promise<boolean> {
+    const suppressed = await this.suppression.suppressedAmong(accountId, [...destinations]);
+    return destinations.some((destination) => !suppressed.has(destination.toLowerCase()));
+  }
+
+  /**
+   * Takes a message for its routes: refused whole (554) when it loops, or when it fails sender authentication
+   * (InboundAuthentication: 550 5.7.1, 451 4.4.3); else the reports are applied and the forwarded messages
+   * committed (the received bytes with them, as each domain forwards them) before this resolves, so that a 250 means
    * nothing is lost. Resolves with the queue ids of the stored messages.
    */
   async receive(transaction: ReceivedTransaction): Promise<string[]> {
@@ -152,8 +172,16 @@ export class ForwardingService {
     const loop = loopOf(
       fields,
       forwards.map((r) => r.address),
+      (address) => this.loopTokens.marksOf(address),
     );
     if (loop) throw new InboundRefusal(554, `5.4.6 Routing loop detected: ${loop}`);
+    const scan = await this.contentScanner.refusal(
+      transaction,
+      forwards.map((r) => r.domain),
+    );
+    if (scan) throw new InboundRefusal(scan.responseCode, scan.message);
+    const verdict = await this.authentication.verdict(transaction);
+    if (verdict?.refusal) throw new InboundRefusal(verdict.refusal.responseCode, verdict.refusal.message);
 
     const reports = transaction.routes.flatMap((r) => (r.kind === 'report' ? [r.messageId] : []));
     if (reports.length) await this.applyReport(transaction.source, reports);
@@ -165,12 +193,14 @@ export class ForwardingService {
       byAccount.set(route.domain.accountId, domains);
       domains.set(route.domain.id, [...(domains.get(route.domain.id) ?? []), route]);
     }
-    if (byAccount.size === 0) return [];
+    if (byAccount.size === 0 || !verdict) return [];
 
     const summary = await summarize(transaction, fields);
     const stored = await Promise.all(
-      [...byAccount].map(([accountId, domains]) => this.forward(accountId, [...domains.values()], transaction, summary)),
+      [...byAccount].map(([accountId, domains]) => this.forward(accountId, [...domains.values()], transaction, summary, verdict)),
     );
+    // Every destination went on the suppression list after RCPT TO: refused now, rather than taken and dropped.
+    if (stored.every((ids) => ids.length === 0)) throw disabledRecipient(transaction.routes.find((r) => r.kind !== 'report')!.address);
     return stored.flat();
   }
 
@@ -180,6 +210,7 @@ export class ForwardingService {
     groups: InboundRoute[][],
     transaction: ReceivedTransaction,
     summary: Summary,
+    verdict: InboundVerdict,
   ): Promise<string[]> {
     const messages: MessageWithEvents[] = [];
     const statements: CompanionRow[] = [];
@@ -210,6 +241,7 @@ export class ForwardingService {
       const forwarded = made.filter((m): m is MessageWithEvents => m !== null);
       if (forwarded.length === 0) continue; // every destination is suppressed: taken, and dropped
       messages.push(...forwarded);
+      const copy = await this.authentication.copyFor(verdict, domain, transaction.source, summary.from);
       statements.push({
         table: 'inbound_messages',
         values: {
@@ -220,18 +252,20 @@ export class ForwardingService {
           recipients: JSON.stringify(addresses),
           client_address: transaction.clientAddress,
           helo: transaction.helo.slice(0, 255),
-          trace: traceFields({
-            id,
-            clientAddress: transaction.clientAddress,
-            clientHostname: transaction.clientHostname,
-            helo: transaction.helo,
-            hostname: this.hostname,
-            secure: transaction.secure,
-            recipients: addresses,
-            receivedAt,
-          }),
+          trace:
+            traceFields({
+              id,
+              clientAddress: transaction.clientAddress,
+              clientHostname: transaction.clientHostname,
+              helo: transaction.helo,
+              hostname: this.hostname,
+              secure: transaction.secure,
+              recipients: addresses,
+              loopTokens: addresses.map((address) => this.loopTokens.tokenOf(address)),
+              receivedAt,
+            }) + copy.headers,
           size: transaction.source.length,
-          source: transaction.source,
+          source: copy.source,
         },
       });
     }
@@ -292,6 +326,11 @@ async function summarize(transaction: ReceivedTransaction, fields: HeaderField[]
     subject: parsed.subject ?? '',
     headerMessageId: messageId,
   };
+}
+
+/** Every destination of the address is on the account's suppression list: nothing would be sent (RFC 3463 X.2.1). */
+function disabledRecipient(address: string): InboundRefusal {
+  return new InboundRefusal(550, `5.2.1 <${address}>: Recipient address rejected: mailbox disabled, not accepting messages`);
 }
 
 function unknownRecipient(address: string): InboundRefusal {

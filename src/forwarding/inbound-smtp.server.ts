@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
@@ -7,7 +6,10 @@ import { AppConfigService } from '../config/app-config.service';
 import { inboundSmtpSessions, inboundSmtpSessionsActive } from '../metrics/metrics';
 import { listenError } from '../startup/startup-error';
 import { ForwardingService, InboundRefusal, InboundRoute } from './forwarding.service';
+import { InboundRateLimits } from './inbound-rate-limits';
+import { InboundTls } from './inbound-tls';
 import { MessageSpool } from './message-spool';
+import { declaredSizeRefusal, messageTooBig } from './message-size';
 
 /** RFC 5321 4.5.3.1.8: a server must take at least 100 recipients per message; more get 452. */
 const MAX_RECIPIENTS = 100;
@@ -21,8 +23,9 @@ type DataCallback = (err?: Error | null, message?: string) => void;
  * The inbound SMTP server (D-31), run by workers: takes mail only for addresses something is done with (a
  * forwarding rule of a verified domain, an SRS address of one, a VERP return path), refusing others at RCPT TO,
  * so that nothing is accepted and bounced later. A 250 at the end of DATA is given only once the message is
- * committed. STARTTLS when a certificate is configured; no AUTH (it is an MX, not a submission server). Sessions are
- * capped per client address and in all; a message over 256 KB is spooled to disk while it arrives (MessageSpool).
+ * committed. STARTTLS with the configured certificate or a self-signed one (InboundTls); no AUTH (it is an MX, not a
+ * submission server). Sessions are capped per client address and in all, messages per sender and per domain an hour
+ * (InboundRateLimits); a message over 256 KB is spooled to disk while it arrives (MessageSpool).
  */
 @Injectable()
 export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -30,6 +33,8 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
   private server?: SMTPServer;
   /** Each session's routes for the transaction under way, in RCPT order. */
   private readonly routes = new Map<string, InboundRoute[]>();
+  /** Each session's domains counted against the hourly limits in the transaction under way (once per message). */
+  private readonly limitedDomains = new Map<string, Set<string>>();
   private readonly connectionsByAddress = new Map<string, number>();
   /** Sessions counted in connectionsByAddress (a refused connection never was). */
   private readonly counted = new Map<string, string>();
@@ -38,6 +43,8 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
   constructor(
     private readonly forwarding: ForwardingService,
     private readonly config: AppConfigService,
+    private readonly tlsCredentials: InboundTls,
+    private readonly limits: InboundRateLimits,
   ) {
     this.spool = new MessageSpool(config.env.INBOUND_SMTP_SPOOL_DIR ?? tmpdir());
   }
@@ -49,15 +56,18 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
 
   async onApplicationBootstrap(): Promise<void> {
     const { env } = this.config;
-    const tls = env.INBOUND_SMTP_TLS_CERT && env.INBOUND_SMTP_TLS_KEY;
+    const tls = await this.tlsCredentials.credentials();
     await this.spool.prepare();
     this.server = new SMTPServer({
       name: this.config.inboundHostname,
       banner: 'Mailroom ESMTP',
       size: env.INBOUND_SMTP_MAX_MESSAGE_BYTES,
+      // smtp-server's own check of MAIL FROM's SIZE= answers 552 without an enhanced code; onMailFrom answers 552 5.3.4.
+      // Hiding the number is the only way to turn its check off: EHLO says SIZE without it.
+      hideSize: true,
       authOptional: true,
       disabledCommands: tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
-      ...(tls ? { key: readFileSync(env.INBOUND_SMTP_TLS_KEY!), cert: readFileSync(env.INBOUND_SMTP_TLS_CERT!) } : {}),
+      ...(tls ? { key: tls.key, cert: tls.cert } : {}),
       socketTimeout: env.INBOUND_SMTP_TIMEOUT_MS,
       closeTimeout: CLOSE_TIMEOUT_MS,
       // A reverse lookup per connection costs a DNS round trip before the greeting; the Received header does without.
@@ -65,10 +75,7 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
       logger: false,
       onConnect: (session, callback) => this.onConnect(session, callback),
       onClose: (session) => this.onClose(session),
-      onMailFrom: (_address, session, callback) => {
-        this.routes.set(session.id, []);
-        callback();
-      },
+      onMailFrom: (address, session, callback) => this.onMailFrom(address, session, callback),
       onRcptTo: (address, session, callback) => void this.onRcptTo(address, session, callback),
       onData: (stream, session, callback) => this.onData(stream, session, callback),
     });
@@ -80,7 +87,8 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
         resolve();
       });
     });
-    this.logger.log(`Inbound SMTP listening on ${env.INBOUND_SMTP_HOST}:${this.port}${tls ? ' (STARTTLS)' : ''}`);
+    const starttls = tls ? ` (STARTTLS, ${tls.source} certificate ${tls.fingerprint})` : ' (no STARTTLS)';
+    this.logger.log(`Inbound SMTP listening on ${env.INBOUND_SMTP_HOST}:${this.port}${starttls}`);
   }
 
   /** Takes no new session; a transaction under way gets CLOSE_TIMEOUT_MS, while the stores are still open. */
@@ -106,8 +114,17 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
     callback();
   }
 
+  private onMailFrom(address: SMTPServerAddress, session: SMTPServerSession, callback: Callback): void {
+    const tooBig = declaredSizeRefusal(address.args, this.config.env.INBOUND_SMTP_MAX_MESSAGE_BYTES);
+    if (tooBig) return callback(tooBig);
+    this.routes.set(session.id, []);
+    this.limitedDomains.set(session.id, new Set());
+    callback();
+  }
+
   private onClose(session: SMTPServerSession): void {
     this.routes.delete(session.id);
+    this.limitedDomains.delete(session.id);
     const address = this.counted.get(session.id);
     if (address === undefined) return;
     this.counted.delete(session.id);
@@ -121,7 +138,9 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
     const routes = this.routes.get(session.id) ?? [];
     if (routes.length >= MAX_RECIPIENTS) return callback(new InboundRefusal(452, '4.5.3 Too many recipients'));
     try {
-      routes.push(await this.forwarding.route(address.address));
+      const route = await this.forwarding.route(address.address);
+      await this.countAgainstLimits(route, session);
+      routes.push(route);
       this.routes.set(session.id, routes);
       callback();
     } catch (err) {
@@ -133,7 +152,7 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
     const maxBytes = this.config.env.INBOUND_SMTP_MAX_MESSAGE_BYTES;
     this.spool
       .receive(stream, maxBytes, async (source) => {
-        if (!source) throw new InboundRefusal(552, `5.3.4 Message too big: the limit is ${maxBytes} bytes`);
+        if (!source) throw messageTooBig(maxBytes);
         return this.forwarding.receive({
           mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           routes: this.routes.get(session.id) ?? [],
@@ -148,6 +167,24 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
         (ids) => callback(null, `2.0.0 Ok: queued as ${ids.join(',') || 'none'}`),
         (err) => callback(this.refusal(err, 'DATA')),
       );
+  }
+
+  /**
+   * Counts the message against its forwarding domain's hourly limits at its first recipient there (a bounce to a
+   * VERP return path is not counted: it reports on mail sent from here); 451 4.7.1 past one.
+   */
+  private async countAgainstLimits(route: InboundRoute, session: SMTPServerSession): Promise<void> {
+    if (route.kind === 'report') return;
+    const domain = route.domain.name.toLowerCase();
+    const counted = this.limitedDomains.get(session.id) ?? new Set<string>();
+    if (counted.has(domain)) return;
+    await this.limits.admit({
+      sender: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+      clientAddress: session.remoteAddress,
+      domain,
+    });
+    counted.add(domain);
+    this.limitedDomains.set(session.id, counted);
   }
 
   /** Our refusal as it is; anything else (the database is down) a 451 the client retries later, logged. */

@@ -4,7 +4,7 @@
  */
 export const MAX_HOPS = 50;
 
-/** Names each address a message was forwarded for; a message that comes back for one of them is a loop. */
+/** Carries a token (LoopTokens) of each address a message was forwarded for; a message that comes back for one of them is a loop. */
 export const LOOP_HEADER = 'X-Mailroom-Loop';
 
 /** A header field of the received message: its name as written and its unfolded value. */
@@ -38,13 +38,19 @@ export function headerFields(section: string): HeaderField[] {
 
 /**
  * Why the message must not be forwarded for these addresses, or null: it passed MAX_HOPS relays, or it carries
- * our loop header for one of them (it went out from here for that address and came back).
+ * our loop header for one of them (it went out from here for that address and came back). `marksOf` gives the loop
+ * field values, lower-cased, that stand for an address (LoopTokens.marksOf).
  */
-export function loopOf(fields: readonly HeaderField[], forwardedFor: readonly string[]): string | null {
+export function loopOf(
+  fields: readonly HeaderField[],
+  forwardedFor: readonly string[],
+  marksOf: (address: string) => readonly string[],
+): string | null {
   const hops = fields.filter((f) => /^received$/i.test(f.name)).length;
   if (hops >= MAX_HOPS) return `${hops} Received headers: too many hops`;
   const seen = new Set(fields.filter((f) => f.name.toLowerCase() === LOOP_HEADER.toLowerCase()).map((f) => f.value.toLowerCase()));
-  const looped = forwardedFor.find((address) => seen.has(address.toLowerCase()));
+  if (seen.size === 0) return null;
+  const looped = forwardedFor.find((address) => marksOf(address).some((mark) => seen.has(mark)));
   return looped ? `already forwarded for ${looped}` : null;
 }
 
@@ -61,12 +67,15 @@ export interface TraceInput {
   secure: boolean;
   /** The addresses on this domain the message was taken for. */
   recipients: readonly string[];
+  /** The loop token of each of them (LoopTokens.tokenOf): never the addresses, which other destinations must not see. */
+  loopTokens: readonly string[];
   receivedAt: Date;
 }
 
 /**
  * The fields added on top of a forwarded message: a Received field (RFC 5321 4.4; `for` only when the message
- * was for one address, so that other recipients stay private) and one loop field per address. CRLF-terminated.
+ * was for one address, so that other recipients stay private) and one loop field per address, carrying its token.
+ * CRLF-terminated.
  */
 export function traceFields(input: TraceInput): string {
   const from = `from ${clean(input.helo) || 'unknown'} (${clean(input.clientHostname ?? '') || 'unknown'} [${input.clientAddress}])`;
@@ -74,7 +83,7 @@ export function traceFields(input: TraceInput): string {
   const received =
     `Received: ${from}\r\n\tby ${input.hostname} (Mailroom) with ${input.secure ? 'ESMTPS' : 'ESMTP'} id ${input.id}${forPart};` +
     `\r\n\t${rfc5322Date(input.receivedAt)}\r\n`;
-  return received + input.recipients.map((address) => `${LOOP_HEADER}: ${address}\r\n`).join('');
+  return received + input.loopTokens.map((token) => `${LOOP_HEADER}: ${token}\r\n`).join('');
 }
 
 /** What the client said, kept to the characters that cannot break a header. */

@@ -81,6 +81,15 @@ export const inboundSmtpSessionsActive = new Gauge({
   registers: [registry],
 });
 
+export const inboundContentScans = new Counter({
+  name: 'mailroom_inbound_content_scans_total',
+  help:
+    'Messages to be forwarded, by what their content check found: clean, spam, virus, attachment (a program or disk image; ' +
+    'all 554), unavailable (a scanner did not answer: 451)',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
+
 /** The thread whose pools the connection metrics describe: `main`, or `worker-<slot>` (WorkerSupervisor's slots). */
 const THREAD = isMainThread ? 'main' : `worker-${(workerData as { slot?: number } | null)?.slot ?? 0}`;
 

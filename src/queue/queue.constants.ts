@@ -8,5 +8,6 @@ export enum QueueName {
 export enum JobName {
   DeliverEmail = 'deliver-email',
   DeliverWebhook = 'deliver-webhook',
+  WakeWebhookEndpoint = 'wake-webhook-endpoint',
   FanOutListSend = 'fan-out-list-send',
 }

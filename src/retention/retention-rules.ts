@@ -20,8 +20,9 @@ const CONTENT_BYTES_PER_BATCH = 64 * 1024 * 1024;
 const sqlList = (statuses: readonly MessageStatus[]) => statuses.map((s) => `'${s}'`).join(', ');
 
 /**
- * A final message's body: text, html, custom headers and attachments go, the envelope (from, to, cc, replyTo,
- * subject, date) stays, and the content keeps its shape (headers {}, attachments []) for every reader of it.
+ * A final message's body: text, html, custom headers, attachments and a notification's report go, the envelope
+ * (from, to, cc, replyTo, subject, date) stays, and the content keeps its shape (headers {}, attachments []) for every
+ * reader of it.
  * The candidates' predicate is the one of the partial index IX_messages_content_retention. Its size is forgotten
  * with it (a reader that needs it measures the content left, as for messages accepted before it was kept). The HTML
  * of a message tracking clicks whose links were never recorded (sent before they were recorded at sending) is
@@ -40,7 +41,7 @@ const CLEAR_MESSAGE_CONTENT = `
        AND NOT EXISTS (SELECT 1 FROM message_links l WHERE l.message_id = m.id)
   ), cleared AS (
     UPDATE messages m
-       SET content = (m.content - '{text,html,headers,attachments}'::text[]) || '{"headers":{},"attachments":[]}'::jsonb,
+       SET content = (m.content - '{text,html,headers,attachments,report}'::text[]) || '{"headers":{},"attachments":[]}'::jsonb,
            content_swept_at = now(), content_bytes = NULL
       FROM batch WHERE m.id = batch.id
     RETURNING m.id
@@ -66,6 +67,13 @@ const DELETE_PUBLISHED_EVENTS = `
 const DELETE_FINISHED_DELIVERIES = `
   DELETE FROM webhook_deliveries WHERE id IN (
     SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND updated_at < $1 ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)`;
+
+/** Full bodies of events delivered thin, once every delivery of theirs has gone. */
+const DELETE_ORPHANED_EVENT_BODIES = `
+  DELETE FROM webhook_event_bodies WHERE id IN (
+    SELECT b.id FROM webhook_event_bodies b
+     WHERE b.created_at < $1 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = b.id)
+     ORDER BY b.created_at LIMIT $2 FOR UPDATE OF b SKIP LOCKED)`;
 
 /**
  * Clears the bodies of final messages and, in the same commit, their references to stored attachments (the
@@ -118,11 +126,16 @@ export class RetentionRules {
       messageContent,
       statement('inbound_messages', CLEAR_INBOUND_SOURCE),
       statement('outbox_events', DELETE_PUBLISHED_EVENTS),
-      statement('webhook_deliveries', DELETE_FINISHED_DELIVERIES),
+      both(statement('webhook_deliveries', DELETE_FINISHED_DELIVERIES), statement('webhook_deliveries', DELETE_ORPHANED_EVENT_BODIES)),
     ];
   }
 
   of(kind: RetentionKind): RetentionRule {
     return this.all.find((rule) => rule.kind === kind)!;
   }
+}
+
+/** One kind's rule made of two: the first's rows go before the second looks at what they leave. */
+function both(first: RetentionRule, second: RetentionRule): RetentionRule {
+  return { kind: first.kind, sweep: async (cutoff, size) => (await first.sweep(cutoff, size)) + (await second.sweep(cutoff, size)) };
 }

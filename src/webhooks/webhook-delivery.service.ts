@@ -6,7 +6,9 @@ import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
 import { AppConfigService } from '../config/app-config.service';
 import { webhookAttempts } from '../metrics/metrics';
 import type { DeliveryStatus } from './webhook-delivery.entity';
+import { endpointHealthCtes, GONE } from './webhook-endpoint-health';
 import { postWebhook } from './webhook-http';
+import { parseRetryAfter } from './webhook-retry-schedule';
 import { TargetRefused, WebhookTargets } from './webhook-targets';
 import { WebhookQueue } from './webhook.queue';
 
@@ -24,11 +26,13 @@ interface DeliveryRow {
   previous_secret_expires_at: Date | null;
 }
 
-interface AttemptOutcome {
+export interface AttemptOutcome {
   statusCode: number | null;
   error: string | null;
   response: string | null;
   succeeded: boolean;
+  /** The answer's Retry-After, as a wait in ms. */
+  retryAfterMs?: number | null;
   /** No retry can help (the webhook is disabled). */
   final?: boolean;
 }
@@ -76,10 +80,11 @@ export class WebhookDeliveryService {
     private readonly config: AppConfigService,
   ) {}
 
-  async attempt(deliveryId: string, attempt: number): Promise<void> {
+  /** Makes the attempt; its outcome, or null when there was none to make. */
+  async attempt(deliveryId: string, attempt: number): Promise<AttemptOutcome | null> {
     const delivery = await this.loads.submit(deliveryId);
     // Gone with its webhook, or this attempt was made already (a job run twice).
-    if (!delivery || delivery.status !== 'pending' || delivery.attempts !== attempt - 1) return;
+    if (!delivery || delivery.status !== 'pending' || delivery.attempts !== attempt - 1) return null;
 
     const startedAt = new Date();
     const outcome = delivery.enabled
@@ -88,7 +93,9 @@ export class WebhookDeliveryService {
     const durationMs = Date.now() - startedAt.getTime();
 
     const wait =
-      outcome.succeeded || outcome.final ? null : this.webhookQueue.retrySchedule.waitAfter(attempt - delivery.round_first_attempt + 1);
+      outcome.succeeded || outcome.final
+        ? null
+        : this.webhookQueue.retrySchedule.retryWait(attempt - delivery.round_first_attempt + 1, outcome.retryAfterMs ?? null);
     const status: DeliveryStatus = outcome.succeeded ? 'succeeded' : wait === null ? 'failed' : 'pending';
     const nextAttemptAt = wait === null ? null : new Date(Date.now() + wait);
     const { statusCode, error, response, succeeded } = outcome;
@@ -105,12 +112,13 @@ export class WebhookDeliveryService {
       succeeded,
     });
     if (moved) webhookAttempts.inc({ outcome: status === 'pending' ? 'retrying' : status });
-    if (!moved || wait === null) return;
+    if (!moved || wait === null) return outcome;
     try {
       await this.webhookQueue.add([{ deliveryId, attempt: attempt + 1, delayMs: wait }]);
     } catch (err) {
       this.logger.warn(`Could not queue attempt ${attempt + 1} of ${deliveryId}, the sweeper will: ${(err as Error).message}`);
     }
+    return outcome;
   }
 
   private async load(ids: string[]): Promise<PromiseSettledResult<DeliveryRow | null>[]> {
@@ -157,8 +165,8 @@ export class WebhookDeliveryService {
            last_status_code = i.status_code, updated_at = now()
          FROM input i
          WHERE d.id = i.id AND d.status = 'pending' AND d.attempts = i.attempt - 1
-         RETURNING d.id
-       )
+         RETURNING d.id, d.webhook_id
+       )${endpointHealthCtes('$2')}
        INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response, succeeded)
        SELECT i.id, i.attempt, i.started_at, i.duration_ms, i.status_code, i.error, i.response, i.succeeded
        FROM input i JOIN moved ON moved.id = i.id
@@ -178,6 +186,7 @@ export class WebhookDeliveryService {
             succeeded: r.succeeded,
           })),
         ),
+        this.config.env.WEBHOOK_DISABLE_AFTER_FAILING_MS,
       ],
     );
     return new Set(rows.map((row) => row.id));
@@ -201,7 +210,16 @@ export class WebhookDeliveryService {
       const error = succeeded
         ? null
         : `HTTP ${answer.statusCode}${answer.statusCode >= 300 && answer.statusCode < 400 ? ': redirects are not followed' : ''}`;
-      return { statusCode: answer.statusCode, error, response: storable(answer.excerpt), succeeded };
+      const retryAfterMs = succeeded ? null : parseRetryAfter(answer.retryAfter, Date.now());
+      // 410 Gone: no retry, and the webhook is disabled with this attempt's write (endpointHealthCtes).
+      return {
+        statusCode: answer.statusCode,
+        error,
+        response: storable(answer.excerpt),
+        succeeded,
+        final: answer.statusCode === GONE,
+        retryAfterMs,
+      };
     } catch (err) {
       if (signal.aborted) return failure(`no answer within ${timeoutMs} ms`);
       if (err instanceof TargetRefused) return failure(err.message);

@@ -17,6 +17,8 @@ describe('postWebhook', () => {
           res.writeHead(301, { location: 'http://169.254.169.254/' }).end();
         } else if (req.url === '/long') {
           res.end('x'.repeat(100_000));
+        } else if (req.url === '/busy') {
+          res.writeHead(503, { 'retry-after': '120' }).end('busy');
         } else if (req.url === '/slow') {
           const timer = setTimeout(() => res.end('late'), 2000);
           res.on('close', () => clearTimeout(timer));
@@ -40,7 +42,7 @@ describe('postWebhook', () => {
 
   it('connects to the checked address while Host stays the URL’s name (no DNS lookup of it)', async () => {
     const answer = await post('/hook');
-    expect(answer).toEqual({ statusCode: 200, excerpt: 'ok' });
+    expect(answer).toEqual({ statusCode: 200, excerpt: 'ok', retryAfter: null });
     const request = seen[seen.length - 1];
     expect(request.headers.host).toBe(`hooks.invalid:${port}`);
     expect(request.headers['content-length']).toBe('7');
@@ -55,6 +57,10 @@ describe('postWebhook', () => {
 
   it('keeps only the first 1 KB of the answer', async () => {
     expect((await post('/long')).excerpt).toHaveLength(RESPONSE_EXCERPT_BYTES);
+  });
+
+  it('returns the Retry-After header as sent', async () => {
+    expect(await post('/busy')).toEqual({ statusCode: 503, excerpt: 'busy', retryAfter: '120' });
   });
 
   it('gives up when the signal aborts', async () => {

@@ -11,6 +11,8 @@ export interface WebhookAnswer {
   statusCode: number;
   /** The first RESPONSE_EXCERPT_BYTES of the body, as text. */
   excerpt: string;
+  /** The Retry-After header, as sent. */
+  retryAfter: string | null;
 }
 
 /** A `lookup` that answers the addresses already checked, whatever DNS would say now. */
@@ -84,6 +86,7 @@ export function postWebhook(
           resolve({
             statusCode: response.statusCode ?? 0,
             excerpt: Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8'),
+            retryAfter: response.headers['retry-after'] ?? null,
           });
         response.on('data', (chunk: Buffer) => {
           chunks.push(chunk);

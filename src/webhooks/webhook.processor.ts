@@ -1,30 +1,110 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { Job, Queue } from 'bull';
 import { AppConfigService } from '../config/app-config.service';
 import { JobName, QueueName } from '../queue/queue.constants';
-import { WebhookDeliveryService } from './webhook-delivery.service';
-import type { DeliverWebhookJob } from './webhook.queue';
+import { type AttemptOutcome, WebhookDeliveryService } from './webhook-delivery.service';
+import { type Grant, WebhookEndpointGate } from './webhook-endpoint-gate';
+import type { EndpointLimits } from './webhook-endpoint-limits';
+import { WebhookEndpoints } from './webhook-endpoints';
+import { OVERLOADED_STATUSES } from './webhook-retry-schedule';
+import { type DeliverWebhookJob, WebhookQueue, type WakeWebhookEndpointJob } from './webhook.queue';
 
 /**
  * The `webhooks` queue's worker (APP_ROLE worker or all), registered at start so that its concurrency comes from
- * WEBHOOK_WORKER_CONCURRENCY. One job is one attempt.
+ * WEBHOOK_WORKER_CONCURRENCY. An attempt's job puts the attempt in its endpoint's own queue (WebhookEndpointGate)
+ * and, when the endpoint has a free slot, makes the attempt at that queue's head; then the next ones, handing
+ * the slot on, while the endpoint has them and its limits allow. An attempt that finds no slot is left in its
+ * endpoint's queue and its job ends: a slow or dead endpoint holds at most its own slots' worth of workers, and
+ * every other endpoint's attempts go on. A wake job (after a pause or the rate limit, or from the sweeper) takes
+ * from an endpoint's queue the same way.
  */
 @Injectable()
-export class WebhookProcessor implements OnApplicationBootstrap {
+export class WebhookProcessor implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(WebhookProcessor.name);
+  private stopping = false;
 
   constructor(
-    @InjectQueue(QueueName.Webhooks) private readonly queue: Queue<DeliverWebhookJob>,
+    @InjectQueue(QueueName.Webhooks) private readonly queue: Queue<DeliverWebhookJob | WakeWebhookEndpointJob>,
     private readonly delivery: WebhookDeliveryService,
+    private readonly endpoints: WebhookEndpoints,
+    private readonly gate: WebhookEndpointGate,
+    private readonly webhookQueue: WebhookQueue,
     private readonly config: AppConfigService,
   ) {}
 
   onApplicationBootstrap(): void {
+    // One processor for both job names: Bull adds up the concurrency of named processors.
     this.queue
-      .process(JobName.DeliverWebhook, this.config.env.WEBHOOK_WORKER_CONCURRENCY, (job: Job<DeliverWebhookJob>) =>
-        this.delivery.attempt(job.data.deliveryId, job.data.attempt),
+      .process('*', this.config.env.WEBHOOK_WORKER_CONCURRENCY, (job: Job<DeliverWebhookJob | WakeWebhookEndpointJob>) =>
+        job.name === (JobName.WakeWebhookEndpoint as string)
+          ? this.wake(job.data as WakeWebhookEndpointJob)
+          : this.deliver(job.data as DeliverWebhookJob),
       )
       .catch((err: Error) => this.logger.error(`The webhook worker stopped: ${err.message}`));
+  }
+
+  /** Attempts end with the one in progress: the slot goes back, and the endpoint's queue waits for another worker. */
+  beforeApplicationShutdown(): void {
+    this.stopping = true;
+  }
+
+  private async deliver(job: DeliverWebhookJob): Promise<string> {
+    const target = await this.endpoints.ofAttempt(job);
+    if (!target) return 'nothing to do';
+    const grant = await this.gate.acquire(target.webhookId, target.limits, { queued: job, take: !this.stopping });
+    return this.follow(target.webhookId, target.limits, grant, true);
+  }
+
+  private async wake(job: WakeWebhookEndpointJob): Promise<string> {
+    const limits = await this.endpoints.limitsOf(job.webhookId);
+    if (!limits) {
+      await this.gate.forget(job.webhookId);
+      return 'the webhook is gone';
+    }
+    const grant = await this.gate.acquire(job.webhookId, limits, { take: !this.stopping });
+    return this.follow(job.webhookId, limits, grant, job.fanOut);
+  }
+
+  /** Makes the granted attempt and the next ones of the endpoint's queue, one after the other, on the same slot. */
+  private async follow(webhookId: string, limits: EndpointLimits, first: Grant, fanOut: boolean): Promise<string> {
+    let grant = first;
+    let made = 0;
+    await this.scheduleWakes(webhookId, grant, fanOut);
+    while (grant.run) {
+      const run = grant.run;
+      let outcome: AttemptOutcome | null;
+      try {
+        outcome = await this.delivery.attempt(run.deliveryId, run.attempt);
+      } catch (err) {
+        // Not recorded: the sweeper queues it again. The slot goes back, and others are woken for the queue.
+        const released = await this.gate.acquire(webhookId, limits, { released: run, take: false });
+        await this.scheduleWakes(webhookId, released, true);
+        throw err;
+      }
+      made++;
+      if (outcome) await this.pauseIfOverloaded(webhookId, outcome);
+      const current = (await this.endpoints.limitsOf(webhookId)) ?? limits;
+      grant = await this.gate.acquire(webhookId, current, { released: run, take: !this.stopping });
+      await this.scheduleWakes(webhookId, grant, this.stopping);
+    }
+    return made === 0 ? 'waiting in the endpoint’s queue' : `made ${made} attempt${made === 1 ? '' : 's'}`;
+  }
+
+  /** An endpoint that says it is overloaded gets no other attempt for a while (its Retry-After, within bounds). */
+  private async pauseIfOverloaded(webhookId: string, outcome: AttemptOutcome): Promise<void> {
+    if (outcome.statusCode === null || !OVERLOADED_STATUSES.has(outcome.statusCode)) return;
+    const ms = this.webhookQueue.retrySchedule.endpointPause(outcome.retryAfterMs ?? null);
+    await this.gate.pause(webhookId, ms).catch((err: Error) => this.logger.warn(`Could not pause webhook ${webhookId}: ${err.message}`));
+  }
+
+  /** The wake a blocked queue needs when its pause or rate window ends, and more workers when it has room for them. */
+  private async scheduleWakes(webhookId: string, grant: Grant, fanOut: boolean): Promise<void> {
+    try {
+      if (grant.waitMs > 0) await this.webhookQueue.wake([webhookId], { delayMs: grant.waitMs, fanOut: true });
+      else if (fanOut && grant.spare > 0) await this.webhookQueue.wake([webhookId], { count: grant.spare, fanOut: false });
+    } catch (err) {
+      this.logger.warn(`Could not wake the queue of webhook ${webhookId}, the sweeper will: ${(err as Error).message}`);
+    }
   }
 }

@@ -16,16 +16,27 @@ export interface AttemptRequest extends DeliverWebhookJob {
   delayMs?: number;
 }
 
+/** Take attempts from the endpoint's own queue, as far as its limits allow. */
+export interface WakeWebhookEndpointJob {
+  webhookId: string;
+  /** Also wake more workers when the endpoint has room for more than one attempt. */
+  fanOut: boolean;
+}
+
+/** Wakes at the same instant, from different workers, share one job: their times are rounded up to this. */
+const WAKE_ROUNDING_MS = 100;
+
 /**
  * The producer side of the `webhooks` queue: one job per attempt, id `<deliveryId>:<attempt>` (adding one twice
- * is harmless), without Bull retries: the delivery service schedules the next attempt itself.
+ * is harmless), without Bull retries: the delivery service schedules the next attempt itself. The jobs that wake
+ * an endpoint's own queue (WebhookEndpointGate) go here too.
  */
 @Injectable()
 export class WebhookQueue {
   readonly retrySchedule: WebhookRetrySchedule;
 
   constructor(
-    @InjectQueue(QueueName.Webhooks) readonly queue: Queue<DeliverWebhookJob>,
+    @InjectQueue(QueueName.Webhooks) readonly queue: Queue<DeliverWebhookJob | WakeWebhookEndpointJob>,
     config: AppConfigService,
   ) {
     this.retrySchedule = WebhookRetrySchedule.parse(config.env.WEBHOOK_RETRY_SCHEDULE);
@@ -43,20 +54,40 @@ export class WebhookQueue {
   }
 
   /**
-   * Of these attempts, those with a live job in Redis (waiting, delayed, active, or kept after completing). A
-   * job that failed (an unexpected error: its attempt was not recorded) is removed, so that it can be added again.
+   * Wakes the endpoints' queues: now, `count` times each (fanning out to more workers), or once after `delayMs`
+   * (one job for all the wakes of an endpoint due at the same time). `id` makes repeated calls share one job.
+   */
+  async wake(webhookIds: string[], options: { delayMs?: number; count?: number; fanOut: boolean; id?: string }): Promise<void> {
+    if (webhookIds.length === 0) return;
+    const dueAt = options.delayMs ? Math.ceil((Date.now() + options.delayMs) / WAKE_ROUNDING_MS) * WAKE_ROUNDING_MS : 0;
+    const opts: JobOptions = { attempts: 1, removeOnComplete: true, removeOnFail: true };
+    const jobs = webhookIds.flatMap((webhookId) => {
+      const data: WakeWebhookEndpointJob = { webhookId, fanOut: options.fanOut };
+      if (dueAt) return [{ data, opts: { ...opts, jobId: `wake:${webhookId}:${dueAt}`, delay: dueAt - Date.now() } }];
+      if (options.id) return [{ data, opts: { ...opts, jobId: `wake:${webhookId}:${options.id}` } }];
+      return Array.from({ length: options.count ?? 1 }, () => ({ data, opts }));
+    });
+    await this.queue.addBulk(jobs.map((job) => ({ name: JobName.WakeWebhookEndpoint, ...job })));
+  }
+
+  /**
+   * Of these attempts, those with a live job in Redis (waiting, delayed or active). A job that failed (an
+   * unexpected error: its attempt was not recorded) or completed (it may have left its attempt in its endpoint's
+   * queue, and that was lost) is removed, so that it can be added again.
    */
   async withLiveJobs(attempts: DeliverWebhookJob[]): Promise<Set<string>> {
     if (attempts.length === 0) return new Set();
     const ids = attempts.map(jobId);
     const pipeline = this.queue.client.pipeline();
-    for (const id of ids) pipeline.exists(this.queue.toKey(id)).zscore(this.queue.toKey('failed'), id);
+    for (const id of ids) {
+      pipeline.exists(this.queue.toKey(id)).zscore(this.queue.toKey('failed'), id).zscore(this.queue.toKey('completed'), id);
+    }
     const results = (await pipeline.exec()) ?? [];
     const live = new Set<string>();
     for (const [i, id] of ids.entries()) {
-      const exists = results[2 * i]?.[1] === 1;
-      const failed = results[2 * i + 1]?.[1] !== null;
-      if (exists && !failed) live.add(id);
+      const exists = results[3 * i]?.[1] === 1;
+      const finished = results[3 * i + 1]?.[1] !== null || results[3 * i + 2]?.[1] !== null;
+      if (exists && !finished) live.add(id);
       else if (exists) await (await this.queue.getJob(id))?.remove().catch(() => undefined);
     }
     return live;

@@ -4,11 +4,13 @@ import {
   ApiBadRequestResponse,
   ApiConflictResponse,
   ApiCreatedResponse,
+  ApiExtraModels,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
   ApiParam,
   ApiTags,
+  getSchemaPath,
 } from '@nestjs/swagger';
 import type { AuthContext } from '../common/auth/auth-context';
 import { Auth } from '../common/auth/auth.decorator';
@@ -26,7 +28,8 @@ import {
   WebhookDto,
   WebhookListDto,
 } from './dto/webhook.dto';
-import { WebhooksService } from './webhooks.service';
+import { RecoverDeliveriesDto, RecoveredDeliveriesDto, WebhookEventDto } from './dto/webhook-lifecycle.dto';
+import { RECOVER_MAX_PER_CALL, WebhooksService } from './webhooks.service';
 
 const DEFAULT_PAGE_SIZE = 50;
 const ID_PARAM = { name: 'id', example: 'whk_4fQ2mT0kLw2sZr8NcY1pXb' };
@@ -37,7 +40,11 @@ const DELIVERY_DESCRIPTION =
   'Each event is POSTed as JSON `{id, type, timestamp, …}` with the Standard Webhooks headers `webhook-id` (the event ' +
   'id, repeated by retries and replays), `webhook-timestamp` and `webhook-signature`. A 2xx answer within the time-out ' +
   'is a success; anything else (redirects included: they are not followed) is retried after about 5 s, 5 min, 30 min, ' +
-  '2 h, 5 h, 10 h and 10 h, then the delivery is failed.';
+  '2 h, 5 h, 10 h and 10 h, then the delivery is failed. A `410 Gone` answer is not retried and disables the webhook, ' +
+  'as do failures only for 5 days (by default); each disable sends a `webhook.disabled` event to the account’s other ' +
+  'webhooks subscribed to it and an email to the account’s billing contact. An event whose body would be larger than ' +
+  '256 KB (by default) is sent thin: its short fields, `thin: true`, `fullEventBytes` and `fullEventUrl`, which ' +
+  'answers the whole event.';
 
 @ApiTags('Webhooks')
 @Controller('email/webhooks')
@@ -63,6 +70,25 @@ export class WebhooksController {
   @ApiOkResponse({ type: WebhookListDto })
   async list(@CurrentAuth() auth: AuthContext): Promise<WebhookListDto> {
     return { webhooks: (await this.webhooks.list(auth.accountId)).map(WebhookDto.from) };
+  }
+
+  @Get('events/:eventId')
+  @Auth(READ)
+  @ApiOperation({
+    summary: 'Read an event as webhooks get it',
+    description:
+      'The whole event, as its webhooks would have got it: `fullEventUrl` of a thin event points here. Events stay as ' +
+      'long as their deliveries stay in the delivery log.',
+  })
+  @ApiParam({ name: 'eventId', example: 'evt_2Lq9mT0kLw2sZr8NcY1pXb' })
+  @ApiExtraModels(WebhookEventDto)
+  @ApiOkResponse({
+    schema: { allOf: [{ $ref: getSchemaPath(WebhookEventDto) }], additionalProperties: true },
+    description: '`id`, `type` and `timestamp`, then the fields of the event type',
+  })
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  event(@CurrentAuth() auth: AuthContext, @Param('eventId') eventId: string): Promise<Record<string, unknown>> {
+    return this.webhooks.event(auth.accountId, eventId);
   }
 
   @Get(':id')
@@ -158,5 +184,29 @@ export class WebhooksController {
   ): Promise<WebhookDeliveryDto> {
     const { delivery, attempts } = await this.webhooks.replay(auth.accountId, id, deliveryId);
     return WebhookDeliveryDto.from(delivery, attempts);
+  }
+
+  @Post(':id/recover')
+  @HttpCode(HttpStatus.ACCEPTED)
+  @Auth(WRITE)
+  @ApiOperation({
+    summary: 'Deliver again every failed event since a time',
+    description:
+      'Replays each failed delivery of the webhook whose event came in the window, oldest first, like a replay of ' +
+      `each. At most ${RECOVER_MAX_PER_CALL} per call: while \`more\` is true, call again with the same since and until ` +
+      '(those queued are no longer failed, so none is queued twice).',
+  })
+  @ApiParam(ID_PARAM)
+  @ApiAcceptedResponse({ type: RecoveredDeliveriesDto })
+  @ApiBadRequestResponse({ type: ErrorBodyDto, description: 'since or until is not a date-time, or until is not after since' })
+  @ApiNotFoundResponse({ type: ErrorBodyDto })
+  @ApiConflictResponse({ type: ErrorBodyDto, description: 'The webhook is disabled' })
+  async recover(
+    @CurrentAuth() auth: AuthContext,
+    @Param('id') id: string,
+    @Body() dto: RecoverDeliveriesDto,
+  ): Promise<RecoveredDeliveriesDto> {
+    const { queued, more, since, until } = await this.webhooks.recover(auth.accountId, id, dto);
+    return { queued, more, since: since.toISOString(), until: until.toISOString() };
   }
 }

@@ -1,9 +1,14 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfigService } from '../config/app-config.service';
+import { EmailModule } from '../email/email.module';
 import { WebhookAttempt } from './webhook-attempt.entity';
 import { WebhookDeliveryService } from './webhook-delivery.service';
 import { WebhookDelivery } from './webhook-delivery.entity';
+import { WebhookDisabledNotices } from './webhook-disabled-notices';
+import { WebhookEndpointGate } from './webhook-endpoint-gate';
+import { WebhookEndpoints } from './webhook-endpoints';
+import { WebhookEventBody } from './webhook-event-body.entity';
 import { WebhookTargets } from './webhook-targets';
 import { Webhook } from './webhook.entity';
 import { WebhookProcessor } from './webhook.processor';
@@ -17,10 +22,20 @@ import { WebhooksService } from './webhooks.service';
 @Module({})
 export class WebhooksModule {
   static register(config: AppConfigService): DynamicModule {
-    const workerProviders = config.runsWorkers ? [WebhookPublisher, WebhookDeliveryService, WebhookProcessor, WebhookSweeper] : [];
+    const workerProviders = config.runsWorkers
+      ? [
+          WebhookPublisher,
+          WebhookDeliveryService,
+          WebhookProcessor,
+          WebhookSweeper,
+          WebhookDisabledNotices,
+          WebhookEndpointGate,
+          WebhookEndpoints,
+        ]
+      : [];
     return {
       module: WebhooksModule,
-      imports: [TypeOrmModule.forFeature([Webhook, WebhookDelivery, WebhookAttempt])],
+      imports: [TypeOrmModule.forFeature([Webhook, WebhookDelivery, WebhookAttempt, WebhookEventBody]), EmailModule.register(config)],
       controllers: [WebhooksController],
       providers: [WebhooksService, WebhookTargets, WebhookQueue, ...workerProviders],
     };

@@ -10,12 +10,25 @@ import { newId } from '../common/ids';
 import type { CreateWebhookDto, UpdateWebhookDto } from './dto/webhook.dto';
 import { WebhookAttempt } from './webhook-attempt.entity';
 import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
+import { DEFAULT_MAX_CONCURRENCY } from './webhook-endpoint-limits';
+import { WebhookEventBody } from './webhook-event-body.entity';
 import { parseWebhookUrl, TargetRefused, WebhookTargets } from './webhook-targets';
 import { Webhook } from './webhook.entity';
 import { WebhookQueue } from './webhook.queue';
 
 /** How long a rotated-out secret keeps signing (D-23). */
 const PREVIOUS_SECRET_TTL_MS = 24 * 3600 * 1000;
+/** Failed deliveries one recover call replays at most; the next call (same window) takes the next ones. */
+export const RECOVER_MAX_PER_CALL = 1000;
+
+type EnabledState = Pick<Webhook, 'enabled' | 'disabledReason' | 'disabledAt' | 'failingSince' | 'disabledNoticePending'>;
+
+/** Enabling clears why it was disabled and the failures before; disabling through the API says so. */
+function enabledState(enabled: boolean): EnabledState {
+  return enabled
+    ? { enabled, disabledReason: null, disabledAt: null, failingSince: null, disabledNoticePending: false }
+    : { enabled, disabledReason: 'manual', disabledAt: new Date(), failingSince: null, disabledNoticePending: false };
+}
 
 export interface DeliveryWithAttempts {
   delivery: WebhookDelivery;
@@ -27,6 +40,15 @@ export interface DeliveryPage {
   nextCursor: string | null;
 }
 
+export interface RecoveredDeliveries {
+  queued: number;
+  /** Failed deliveries of the window are left beyond the cap. */
+  more: boolean;
+  since: Date;
+  /** As given, or the time of the call. */
+  until: Date;
+}
+
 /** The account's webhook registrations and their delivery log (D-23). The only writer of webhooks. */
 @Injectable()
 export class WebhooksService {
@@ -36,6 +58,7 @@ export class WebhooksService {
     @InjectRepository(Webhook) private readonly webhooks: Repository<Webhook>,
     @InjectRepository(WebhookDelivery) private readonly deliveries: Repository<WebhookDelivery>,
     @InjectRepository(WebhookAttempt) private readonly attempts: Repository<WebhookAttempt>,
+    @InjectRepository(WebhookEventBody) private readonly eventBodies: Repository<WebhookEventBody>,
     private readonly secrets: SecretBox,
     private readonly targets: WebhookTargets,
     private readonly webhookQueue: WebhookQueue,
@@ -51,7 +74,9 @@ export class WebhooksService {
       url,
       events: [...new Set(dto.events)],
       description: dto.description ?? null,
-      enabled: dto.enabled ?? true,
+      ...enabledState(dto.enabled ?? true),
+      maxConcurrency: dto.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY,
+      rateLimitPerSecond: dto.rateLimitPerSecond ?? null,
       secret: this.secrets.seal(secret),
       previousSecret: null,
       previousSecretExpiresAt: null,
@@ -71,12 +96,14 @@ export class WebhooksService {
   }
 
   async update(accountId: string, id: string, dto: UpdateWebhookDto): Promise<Webhook> {
-    await this.get(accountId, id);
-    const changes: Partial<Pick<Webhook, 'url' | 'events' | 'description' | 'enabled'>> = {};
+    const webhook = await this.get(accountId, id);
+    const changes: Partial<Pick<Webhook, 'url' | 'events' | 'description' | 'maxConcurrency' | 'rateLimitPerSecond'> & EnabledState> = {};
     if (dto.url !== undefined) changes.url = await this.checkedUrl(dto.url);
     if (dto.events !== undefined) changes.events = [...new Set(dto.events)];
     if (dto.description !== undefined) changes.description = dto.description;
-    if (dto.enabled !== undefined) changes.enabled = dto.enabled;
+    if (dto.maxConcurrency !== undefined) changes.maxConcurrency = dto.maxConcurrency;
+    if (dto.rateLimitPerSecond !== undefined) changes.rateLimitPerSecond = dto.rateLimitPerSecond;
+    if (dto.enabled !== undefined && dto.enabled !== webhook.enabled) Object.assign(changes, enabledState(dto.enabled));
     if (Object.keys(changes).length > 0) await this.webhooks.update({ id, accountId }, changes);
     return this.get(accountId, id);
   }
@@ -145,6 +172,51 @@ export class WebhooksService {
       this.logger.warn(`Could not queue the replay of ${deliveryId}, the sweeper will: ${(err as Error).message}`);
     }
     return replayed;
+  }
+
+  /**
+   * Replays every failed delivery of the webhook created in [since, until), oldest first, at most
+   * RECOVER_MAX_PER_CALL: each like `replay`, in one statement. Those replayed are pending, so a second call with
+   * the same window takes the next ones and never queues one twice. 409 when the webhook is disabled.
+   */
+  async recover(accountId: string, webhookId: string, window: { since: string; until?: string }): Promise<RecoveredDeliveries> {
+    const since = new Date(window.since);
+    const until = window.until === undefined ? new Date() : new Date(window.until);
+    if (until <= since) throw AppException.invalidField('until', 'must be after since');
+    const webhook = await this.get(accountId, webhookId);
+    if (!webhook.enabled) throw new AppException(ErrorCode.Conflict, 'The webhook is disabled: enable it before recovering its deliveries');
+    const [rows]: [{ id: string; attempts: number; candidates: string }[], number] = await this.deliveries.query(
+      `WITH candidates AS (
+         SELECT id, created_at FROM webhook_deliveries
+         WHERE webhook_id = $1 AND account_id = $2 AND status = 'failed' AND created_at >= $3 AND created_at < $4
+         ORDER BY created_at, id LIMIT $5 + 1 FOR UPDATE SKIP LOCKED
+       ), chosen AS (
+         SELECT id FROM candidates ORDER BY created_at, id LIMIT $5
+       )
+       UPDATE webhook_deliveries d SET status = 'pending', round_first_attempt = d.attempts + 1, next_attempt_at = now(), updated_at = now()
+       FROM chosen WHERE d.id = chosen.id AND d.status = 'failed'
+       RETURNING d.id, d.attempts, (SELECT count(*) FROM candidates) AS candidates`,
+      [webhookId, accountId, since, until, RECOVER_MAX_PER_CALL],
+    );
+    try {
+      await this.webhookQueue.add(rows.map((row) => ({ deliveryId: row.id, attempt: row.attempts + 1 })));
+    } catch (err) {
+      this.logger.warn(`Could not queue ${rows.length} recovered deliveries of ${webhookId}, the sweeper will: ${(err as Error).message}`);
+    }
+    return { queued: rows.length, more: rows.length > 0 && Number(rows[0].candidates) > rows.length, since, until };
+  }
+
+  /**
+   * The event with this id as its webhooks got it, or would have got it whole (`{id, type, timestamp, …}`): its
+   * full body when it was delivered thin, else the payload of one of its deliveries. 404 once retention took them.
+   */
+  async event(accountId: string, eventId: string): Promise<Record<string, unknown>> {
+    const stored =
+      (await this.eventBodies.findOne({ where: { id: eventId, accountId }, select: { payload: true } })) ??
+      (await this.deliveries.findOne({ where: { eventId, accountId }, select: { payload: true } }));
+    if (!stored) throw AppException.notFound('Event', eventId);
+    const { payload } = stored;
+    return { id: eventId, type: payload.type, timestamp: payload.timestamp, ...payload };
   }
 
   private async withAttempts(deliveries: WebhookDelivery[]): Promise<DeliveryWithAttempts[]> {

@@ -117,9 +117,9 @@ describe('forwarding worker killed between the 250 and delivery', () => {
     );
     // The received bytes, whole, under the trace fields Mailroom adds on top.
     expect(forwarded.raw.subarray(forwarded.raw.length - raw.length).equals(raw)).toBe(true);
-    expect(forwarded.raw.subarray(0, forwarded.raw.length - raw.length).toString('latin1')).toContain(
-      `X-Mailroom-Loop: info@${DOMAIN}\r\n`,
-    );
+    const added = forwarded.raw.subarray(0, forwarded.raw.length - raw.length).toString('latin1');
+    expect(added).toMatch(/X-Mailroom-Loop: [a-z2-7]{16}\r\n/);
+    expect(added).not.toContain(`X-Mailroom-Loop: info@`);
 
     // Once: nothing more arrives after the lost-job sweep has had time to run again.
     await new Promise((resolve) => setTimeout(resolve, 4000));

@@ -96,12 +96,30 @@ describe('webhooks', () => {
         events: ['delivered', 'bounced'],
         description: 'CRM',
         enabled: true,
+        disabledReason: null,
+        disabledAt: null,
+        failingSince: null,
+        maxConcurrency: 4,
+        rateLimitPerSecond: null,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
         secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       });
       expect(Buffer.from(secret.slice('whsec_'.length), 'base64')).toHaveLength(32);
-      const shown = { id, url: `${base}/crud`, events: ['delivered', 'bounced'], description: 'CRM', enabled: true, createdAt, updatedAt };
+      const shown = {
+        id,
+        url: `${base}/crud`,
+        events: ['delivered', 'bounced'],
+        description: 'CRM',
+        enabled: true,
+        disabledReason: null,
+        disabledAt: null,
+        failingSince: null,
+        maxConcurrency: 4,
+        rateLimitPerSecond: null,
+        createdAt,
+        updatedAt,
+      };
 
       expect((await t.http.get(`/email/webhooks/${id}`).set(bearer(owner.adminKey)).expect(200)).body).toEqual(shown);
       const list = await t.http.get('/email/webhooks').set(bearer(owner.adminKey)).expect(200);
@@ -118,6 +136,8 @@ describe('webhooks', () => {
         events: ['opened', 'clicked'],
         description: null,
         enabled: false,
+        disabledReason: 'manual',
+        disabledAt: expect.any(String),
         updatedAt: expect.any(String),
       });
       expect(Date.parse(patched.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(updatedAt));

@@ -38,7 +38,8 @@ export class ConfigFileDto {
       },
     },
     description:
-      'By domain name: contactRecipients, forwarding (alias or * → addresses) and forms (slug → settings, as PUT /domains/{domain})',
+      'By domain name: contactRecipients, forwarding (alias or * → addresses), inboundFiltering (spam threshold, attachment types) ' +
+      'and forms (slug → settings), as PUT /domains/{domain}',
   })
   domains?: Record<string, unknown>;
 

@@ -8,6 +8,8 @@ const CODE_OF_SCOPE: Record<LimitScope, ErrorCode> = {
   ip: ErrorCode.IpRateLimit,
   endpoint: ErrorCode.EndpointRateLimit,
   account: ErrorCode.RateLimitExceeded,
+  'smtp-sender': ErrorCode.RateLimitExceeded,
+  'smtp-domain': ErrorCode.RateLimitExceeded,
 };
 
 const WHO: Record<LimitScope, string> = {
@@ -15,6 +17,8 @@ const WHO: Record<LimitScope, string> = {
   ip: 'your IP address',
   endpoint: 'this endpoint',
   account: 'your account’s plan',
+  'smtp-sender': 'this sender',
+  'smtp-domain': 'this domain',
 };
 
 const PER: Record<LimitState['rule']['window'], string> = {

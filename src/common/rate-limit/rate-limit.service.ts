@@ -152,6 +152,14 @@ export class RateLimitService implements OnModuleInit {
     throw confirmationCapRefusal(decision.states[0], count);
   }
 
+  /**
+   * Counts one event against `rules` if all of them allow it (the inbound SMTP server's mail limits): in Redis, or
+   * while it is away in memory at RATE_LIMIT_FALLBACK_SHARE, as every other limit. Not gated by RATE_LIMIT_ENABLED.
+   */
+  consume(rules: readonly LimitRule[]): Promise<LimitDecision> {
+    return this.decide(rules, 1);
+  }
+
   /** Every limit that applies to a key, read without counting. */
   async limitsOf(auth: AuthContext): Promise<CallerLimits> {
     const planLimits = accountLimits(auth.accountTier, await this.accounts.get(auth.accountId));

@@ -1,5 +1,8 @@
-/** Who a limit counts: the scopes of the spec ("api-key", "ip", "endpoint") plus the account's plan. */
-export type LimitScope = 'api-key' | 'account' | 'endpoint' | 'ip';
+/**
+ * Who a limit counts: the scopes of the spec ("api-key", "ip", "endpoint") plus the account's plan, and the inbound
+ * SMTP server's mail from one sender to a domain and to a domain in all.
+ */
+export type LimitScope = 'api-key' | 'account' | 'endpoint' | 'ip' | 'smtp-sender' | 'smtp-domain';
 
 /** hour and minute are sliding windows; burst is a token bucket. */
 export type LimitWindow = 'hour' | 'minute' | 'burst';

@@ -2,6 +2,7 @@ import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from 
 import { IsOptional, IsString, MaxLength } from 'class-validator';
 import type { Domain, DomainStatus } from '../domain.entity';
 import type { DnsRecord, DnsRecordPurpose } from '../dns-records';
+import type { InboundFiltering } from '../domain-settings';
 import type { FormSettings } from '../../forms/form-settings';
 import { FormSettingsDto } from '../../forms/dto/form-settings.dto';
 
@@ -28,6 +29,28 @@ const FORWARDING_SCHEMA = {
   example: { info: ['owner@gmail.com'], '*': ['catchall@example.net'] },
 } as const;
 
+const INBOUND_FILTERING_SCHEMA = {
+  type: 'object',
+  properties: {
+    spamThreshold: {
+      type: 'number',
+      minimum: 1,
+      maximum: 1000,
+      default: 5,
+      description: 'SpamAssassin score at which forwarded mail is refused with 554 5.7.1, when the server runs spamd',
+    },
+    allowExecutableAttachments: {
+      type: 'boolean',
+      default: false,
+      description: 'Forward attachments that are programs, installers or disk images (by their bytes); refused with 554 5.7.1 otherwise',
+    },
+  },
+  description:
+    'How mail to be forwarded is filtered at DATA; a setting left out is at its default. A message for several domains ' +
+    'meets the strictest of their settings. A virus (when the server runs clamd) is always refused.',
+  example: { spamThreshold: 5, allowExecutableAttachments: false },
+} as const;
+
 /**
  * PUT /domains/{domain}. A section given replaces the stored one, null removes it, an absent one is kept.
  * The service validates the contents and names each bad path in details.fields.
@@ -46,6 +69,10 @@ export class UpdateDomainDto {
   @ApiPropertyOptional({ ...FORWARDING_SCHEMA, nullable: true })
   @IsOptional()
   forwarding?: unknown;
+
+  @ApiPropertyOptional({ ...INBOUND_FILTERING_SCHEMA, nullable: true })
+  @IsOptional()
+  inboundFiltering?: unknown;
 
   @ApiPropertyOptional({ ...FORMS_SCHEMA, nullable: true })
   @IsOptional()
@@ -76,6 +103,9 @@ export class DomainSettingsDto {
 
   @ApiPropertyOptional(FORWARDING_SCHEMA)
   forwarding?: Record<string, string[]>;
+
+  @ApiPropertyOptional(INBOUND_FILTERING_SCHEMA)
+  inboundFiltering?: InboundFiltering;
 
   @ApiPropertyOptional(FORMS_SCHEMA)
   forms?: Record<string, FormSettings>;

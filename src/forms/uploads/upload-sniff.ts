@@ -9,8 +9,8 @@ export interface Sniffed {
   refusal: string | null;
 }
 
-/** file-type's extensions for programs, installers, browser extensions and script containers. */
-const PROGRAM_TYPES = new Set([
+/** file-type's extensions for programs, installers, browser extensions and script containers (also refused in forwarded mail). */
+export const PROGRAM_TYPES: ReadonlySet<string> = new Set([
   'exe', // MZ: PE and DOS programs, DLLs
   'elf',
   'macho',

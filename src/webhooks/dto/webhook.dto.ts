@@ -5,17 +5,27 @@ import {
   IsArray,
   IsBoolean,
   IsIn,
+  IsInt,
   IsOptional,
   IsString,
+  Max,
   MaxLength,
+  Min,
   ValidateIf,
   ValidationArguments,
 } from 'class-validator';
 import { PageQueryDto } from '../../common/http/page-query.dto';
+import { DEFAULT_MAX_CONCURRENCY, MAX_MAX_CONCURRENCY, MAX_RATE_LIMIT_PER_SECOND } from '../webhook-endpoint-limits';
 import { MAX_URL_LENGTH } from '../webhook-targets';
 import { DELIVERY_STATUSES, type DeliveryStatus, type WebhookDelivery } from '../webhook-delivery.entity';
 import type { WebhookAttempt } from '../webhook-attempt.entity';
-import { WEBHOOK_EVENT_TYPES, type Webhook, type WebhookEventType } from '../webhook.entity';
+import {
+  WEBHOOK_DISABLED_REASONS,
+  WEBHOOK_EVENT_TYPES,
+  type Webhook,
+  type WebhookDisabledReason,
+  type WebhookEventType,
+} from '../webhook.entity';
 
 function unknownEventsMessage(args: ValidationArguments): string {
   const given: unknown[] = Array.isArray(args.value) ? args.value : [args.value];
@@ -29,6 +39,25 @@ const URL_PROPERTY = {
   description:
     'http or https, without user:password. Unless WEBHOOK_ALLOW_PRIVATE_NETWORKS is set, its host must resolve to public ' +
     'addresses only (no loopback, private, link-local or metadata addresses), at registration and at every delivery.',
+};
+
+const MAX_CONCURRENCY_PROPERTY = {
+  minimum: 1,
+  maximum: MAX_MAX_CONCURRENCY,
+  default: DEFAULT_MAX_CONCURRENCY,
+  example: DEFAULT_MAX_CONCURRENCY,
+  description:
+    'Requests this endpoint gets at once, across all workers. Its other deliveries wait in its own queue, in order; ' +
+    'other endpoints’ deliveries do not wait for them.',
+};
+
+const RATE_LIMIT_PROPERTY = {
+  type: Number,
+  nullable: true,
+  minimum: 1,
+  maximum: MAX_RATE_LIMIT_PER_SECOND,
+  example: 10,
+  description: 'Requests this endpoint gets per second (in any one-second window), across all workers; null: no limit.',
 };
 
 const EVENTS_PROPERTY = {
@@ -61,6 +90,20 @@ export class CreateWebhookDto {
   @IsOptional()
   @IsBoolean()
   enabled?: boolean;
+
+  @ApiPropertyOptional(MAX_CONCURRENCY_PROPERTY)
+  @ValidateIf((_, value) => value !== undefined)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_MAX_CONCURRENCY)
+  maxConcurrency?: number;
+
+  @ApiPropertyOptional(RATE_LIMIT_PROPERTY)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_RATE_LIMIT_PER_SECOND)
+  rateLimitPerSecond?: number | null;
 }
 
 /** PATCH: the fields given replace the stored ones; `description: null` removes it. */
@@ -89,6 +132,20 @@ export class UpdateWebhookDto {
   @ValidateIf((_, value) => value !== undefined)
   @IsBoolean()
   enabled?: boolean;
+
+  @ApiPropertyOptional(MAX_CONCURRENCY_PROPERTY)
+  @ValidateIf((_, value) => value !== undefined)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_MAX_CONCURRENCY)
+  maxConcurrency?: number;
+
+  @ApiPropertyOptional(RATE_LIMIT_PROPERTY)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_RATE_LIMIT_PER_SECOND)
+  rateLimitPerSecond?: number | null;
 }
 
 export class WebhookDto {
@@ -107,6 +164,32 @@ export class WebhookDto {
   @ApiProperty()
   enabled: boolean;
 
+  @ApiProperty({
+    enum: WEBHOOK_DISABLED_REASONS,
+    nullable: true,
+    description:
+      'Why it is disabled: `gone` (it answered 410 Gone), `failing` (every attempt failed for WEBHOOK_DISABLE_AFTER_FAILING_MS, ' +
+      '5 days by default), `manual` (through this API); null while enabled. Enabling it again clears this and failingSince.',
+  })
+  disabledReason: WebhookDisabledReason | null;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When it was disabled; null while enabled' })
+  disabledAt: string | null;
+
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'The first failed attempt since the last successful one; null while the last attempt succeeded',
+  })
+  failingSince: string | null;
+
+  @ApiProperty(MAX_CONCURRENCY_PROPERTY)
+  maxConcurrency: number;
+
+  @ApiProperty(RATE_LIMIT_PROPERTY)
+  rateLimitPerSecond: number | null;
+
   @ApiProperty({ format: 'date-time' })
   createdAt: string;
 
@@ -120,6 +203,11 @@ export class WebhookDto {
       events: webhook.events,
       description: webhook.description,
       enabled: webhook.enabled,
+      disabledReason: webhook.disabledReason,
+      disabledAt: webhook.disabledAt?.toISOString() ?? null,
+      failingSince: webhook.failingSince?.toISOString() ?? null,
+      maxConcurrency: webhook.maxConcurrency,
+      rateLimitPerSecond: webhook.rateLimitPerSecond,
       createdAt: webhook.createdAt.toISOString(),
       updatedAt: webhook.updatedAt.toISOString(),
     };

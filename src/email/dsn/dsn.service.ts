@@ -1,0 +1,186 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { newId } from '../../common/ids';
+import { AppConfigService } from '../../config/app-config.service';
+import { DomainsService } from '../../domains/domains.service';
+import { SuppressionService } from '../../suppression/suppression.service';
+import { AcceptanceRepository } from '../acceptance.repository';
+import { EmailQueue } from '../email.queue';
+import { Message } from '../message.entity';
+import { dsnContent, DSN_SUBJECT, FailedRecipient } from './dsn-message';
+import { DsnSubject, failedAddresses, notifiable, OriginalHeaders } from './dsn-rules';
+
+/** Messages with failures left unreported, taken per sweep. */
+const SWEEP_PAGE = 200;
+/** Enough of a received message to hold any header section worth returning (RFC 5322 headers are seldom over 16 KB). */
+const HEADER_BYTES = 64 * 1024;
+
+interface FailureRow {
+  recipient: string;
+  status: string;
+  diagnostic: string;
+  failed_at: Date;
+}
+
+interface SubjectRow {
+  account_id: string;
+  subject: string;
+  header_message_id: string;
+  envelope_from: string | null;
+  mail_from: string;
+  domain: string;
+  aliases: string[];
+  arrived_at: Date;
+  head: Buffer | null;
+  head_is_whole: boolean;
+}
+
+/**
+ * Delivery status notifications (RFC 3464) for forwarded mail: a forwarded message's destinations that will not get
+ * it (forward_failures, written with the move that says so) are reported to the envelope sender of the message
+ * received, from MAILER-DAEMON@INBOUND_SMTP_HOSTNAME with the null sender, as Mailroom's own mail (systemSender: signed
+ * only by a verified domain of that name, never counted against the account). The notification is accepted as any
+ * message, in the transaction that marks the failures reported: made once, never lost (sweep() takes what a dead
+ * process left).
+ */
+@Injectable()
+export class DsnService {
+  private readonly logger = new Logger(DsnService.name);
+  private readonly reportingMta: string;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly acceptances: AcceptanceRepository,
+    private readonly queue: EmailQueue,
+    private readonly suppression: SuppressionService,
+    private readonly domains: DomainsService,
+    config: AppConfigService,
+  ) {
+    this.reportingMta = config.inboundHostname.toLowerCase();
+  }
+
+  /** Reports the message's unreported failures, if any. Never rejects: what fails here is left to sweep(). */
+  async report(messageId: string): Promise<void> {
+    try {
+      // Read before the transaction: it holds its connection, and nothing in it may wait for another one.
+      const subject = await this.subjectOf(messageId);
+      if (!subject) return; // not forwarded mail: nothing is ever recorded for it
+      const headers = await this.owed(subject);
+      const made = await this.dataSource.transaction((manager) => this.reportWithin(manager, messageId, subject, headers));
+      if (made) void this.queue.enqueue({ messageId: made.id, priority: made.priority });
+    } catch (err) {
+      this.logger.warn(`Could not report the failures of ${messageId} to its sender (the sweep will): ${(err as Error).message}`);
+    }
+  }
+
+  /** Reports the failures recorded before `olderThan` still unreported (their report() never ran, or failed); how many messages. */
+  async sweep(olderThan: Date): Promise<number> {
+    const rows: { message_id: string }[] = await this.dataSource.query(
+      'SELECT DISTINCT message_id FROM forward_failures WHERE reported_at IS NULL AND failed_at < $1 LIMIT $2',
+      [olderThan, SWEEP_PAGE],
+    );
+    for (const { message_id } of rows) await this.report(message_id);
+    return rows.length;
+  }
+
+  /**
+   * Locks the failures (a concurrent report of the same message waits, then finds them reported), makes the
+   * notification (none when `headers` is null) and marks them reported, in one commit.
+   */
+  private async reportWithin(
+    manager: EntityManager,
+    messageId: string,
+    subject: DsnSubject,
+    headers: OriginalHeaders | null,
+  ): Promise<Message | null> {
+    const failures: FailureRow[] = await manager.query(
+      'SELECT recipient, status, diagnostic, failed_at FROM forward_failures WHERE message_id = $1 AND reported_at IS NULL ' +
+        'ORDER BY failed_at, recipient FOR UPDATE',
+      [messageId],
+    );
+    if (failures.length === 0) return null;
+    const message = headers && this.notification(subject, headers, failures);
+    if (message) await this.acceptances.insertWithin(manager, { messages: [{ message, events: [{ type: 'queued' }] }], metering: null });
+    else this.logger.log(`No delivery status notification for ${messageId}: its sender takes none`);
+    await manager.query(
+      'UPDATE forward_failures SET reported_at = now(), dsn_message_id = $3 WHERE message_id = $1 AND recipient = ANY($2::varchar[])',
+      [messageId, failures.map((f) => f.recipient), message?.id ?? null],
+    );
+    return message;
+  }
+
+  /** The message received, as far as the notification needs it; null when the message is no forward (or gone). */
+  private async subjectOf(messageId: string): Promise<DsnSubject | null> {
+    const rows: SubjectRow[] = await this.dataSource.query(
+      'SELECT m.account_id, m.subject, m.header_message_id, m.envelope_from, i.mail_from, i.domain, i.recipients AS aliases, ' +
+        'i.created_at AS arrived_at, substring(i.source from 1 for $2) AS head, octet_length(i.source) <= $2 AS head_is_whole ' +
+        'FROM messages m JOIN inbound_messages i ON i.id = m.inbound_message_id WHERE m.id = $1',
+      [messageId, HEADER_BYTES],
+    );
+    if (rows.length === 0) return null;
+    const row = rows[0];
+    const domain = await this.domains.findVerified(row.account_id, row.domain);
+    return {
+      accountId: row.account_id,
+      sender: row.envelope_from ? row.mail_from : '',
+      aliases: row.aliases,
+      rules: domain?.settings.forwarding,
+      arrivedAt: row.arrived_at,
+      head: row.head,
+      headIsWhole: Boolean(row.head_is_whole),
+      subject: row.subject,
+      messageId: row.header_message_id,
+    };
+  }
+
+  /** The original headers when its sender is owed a notification; null for a null sender, an automatic message, a suppressed one. */
+  private async owed(subject: DsnSubject): Promise<OriginalHeaders | null> {
+    const headers = notifiable(subject);
+    if (headers === null) return null;
+    const suppressed = await this.suppression.suppressedAmong(subject.accountId, [subject.sender]);
+    return suppressed.size > 0 ? null : headers;
+  }
+
+  /** The notification's message. */
+  private notification(subject: DsnSubject, headers: OriginalHeaders, failures: FailureRow[]): Message {
+    const failed: FailedRecipient[] = failedAddresses(
+      subject,
+      failures.map((f) => ({ recipient: f.recipient, status: f.status, diagnostic: f.diagnostic, lastAttemptAt: new Date(f.failed_at) })),
+    );
+    const id = newId('msg');
+    const content = dsnContent({
+      reportingMta: this.reportingMta,
+      sender: subject.sender,
+      arrivedAt: new Date(subject.arrivedAt),
+      failed,
+      originalHeaders: headers.section,
+      originalMessageId: headers.messageId ?? subject.messageId,
+      originalSubject: subject.subject,
+      date: new Date(),
+    });
+    return Object.assign(new Message(), {
+      id,
+      accountId: subject.accountId,
+      status: 'queued',
+      fromAddress: content.from.address,
+      fromDomain: this.reportingMta,
+      systemSender: true,
+      // The null sender: a notification is never answered by another (RFC 5321 6.1).
+      envelopeFrom: '',
+      inboundMessageId: null,
+      subject: DSN_SUBJECT,
+      recipients: [subject.sender],
+      pendingRecipients: [subject.sender],
+      suppressedRecipients: [],
+      headerMessageId: `<${id.slice(4)}@${this.reportingMta}>`,
+      content,
+      priority: 'normal',
+      scheduledFor: null,
+      tracking: null,
+      listId: null,
+      templateName: null,
+      metadata: null,
+    } satisfies Partial<Message>);
+  }
+}

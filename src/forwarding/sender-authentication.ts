@@ -1,0 +1,136 @@
+import type { AuthenticateResult } from 'mailauth';
+
+/**
+ * What the authentication of a received message says about its author's domain (the From header), DMARC's way:
+ * `pass` when SPF or DKIM passed for a domain aligned with it (relaxed alignment, or the domain's own `aspf`/`adkim`
+ * when it publishes a record), `fail` when neither did, `unknown` when a lookup failed or there is no single From
+ * address to judge.
+ */
+export type AuthorAuthentication = 'pass' | 'fail' | 'unknown';
+
+/** An SMTP refusal of the message: what InboundRefusal carries. */
+export interface Refusal {
+  responseCode: number;
+  message: string;
+}
+
+/** A received message's authentication (mailauth's results), reduced to what forwarding decides on. */
+export interface SenderAuthentication {
+  /** The addresses of the From header (all of its fields), as mailauth read them. */
+  fromAddresses: string[];
+  /** The organizational domain of the single From address (DMARC's, from the public suffix list), else null. */
+  organizationalDomain: string | null;
+  author: AuthorAuthentication;
+  /** The policy the From domain publishes (`sp` for a subdomain), null without a DMARC record (or when unknown). */
+  policy: 'reject' | 'quarantine' | 'none' | null;
+  /** A DKIM signature that passed and aligns with From: it survives forwarding, so DMARC passes after it too. */
+  alignedDkim: boolean;
+}
+
+/** The reduction of mailauth's results. */
+export function senderAuthentication(result: AuthenticateResult): SenderAuthentication {
+  const fromAddresses = result.dkim.headerFrom.map((address) => address.toLowerCase());
+  const dmarc = result.dmarc;
+  if (fromAddresses.length !== 1 || !dmarc) {
+    return { fromAddresses, organizationalDomain: null, author: 'unknown', policy: null, alignedDkim: false };
+  }
+  const organizationalDomain = dmarc.domain.toLowerCase();
+  const dkimPasses = result.dkim.results.filter((r) => r.status.result === 'pass').map((r) => r.signingDomain);
+  const dkimRelaxed = dkimPasses.some((d) => alignsWith(organizationalDomain, d));
+  // A lookup that failed may have hidden a pass: that is not a failure.
+  const temporary = [result.spf && result.spf.status.result, ...result.dkim.results.map((r) => r.status.result)].some(
+    (r) => r === 'temperror' || r === 'temperr',
+  );
+  switch (dmarc.status.result) {
+    case 'pass':
+    case 'fail':
+      return {
+        fromAddresses,
+        organizationalDomain,
+        author: dmarc.status.result === 'fail' && temporary ? 'unknown' : dmarc.status.result,
+        policy: policyOf(dmarc.policy),
+        alignedDkim: Boolean(dmarc.alignment?.dkim?.result),
+      };
+    case 'none': {
+      // No record: nothing to obey, but whether the domain authenticated the message still decides what we do with it.
+      const spf = result.spf && result.spf.status.result === 'pass' && alignsWith(organizationalDomain, result.spf.domain);
+      const author = spf || dkimRelaxed ? 'pass' : temporary ? 'unknown' : 'fail';
+      return { fromAddresses, organizationalDomain, author, policy: null, alignedDkim: dkimRelaxed };
+    }
+    default:
+      return { fromAddresses, organizationalDomain, author: 'unknown', policy: null, alignedDkim: dkimRelaxed };
+  }
+}
+
+/** DMARC relaxed alignment: `domain` is the organizational domain or under it. */
+export function alignsWith(organizationalDomain: string, domain: string): boolean {
+  const name = domain.toLowerCase().replace(/\.$/, '');
+  return name === organizationalDomain || name.endsWith(`.${organizationalDomain}`);
+}
+
+/**
+ * Why a message must not be taken for an account whose verified domains are `ownDomains`, or null:
+ * - a From header with several addresses (DMARC cannot judge it; receivers such as Gmail refuse it);
+ * - a From domain aligned with one of the account's own domains, unless the message passed DMARC for it (a 451
+ *   when a lookup failed: the sending server tries again);
+ * - a From domain publishing `p=reject` when the message failed DMARC.
+ * Every forwarding domain is one of `ownDomains`: no message whose From aligns with it is taken unauthenticated,
+ * which is what lets its DKIM key sign every forwarded message (signingAllowed).
+ */
+export function refusalOf(auth: SenderAuthentication, ownDomains: readonly string[]): Refusal | null {
+  if (auth.fromAddresses.length > 1) {
+    return { responseCode: 550, message: '5.7.1 The From header holds several addresses: DMARC needs one author address' };
+  }
+  const domain = auth.organizationalDomain;
+  if (!domain) return null;
+  const fromDomain = auth.fromAddresses[0].slice(auth.fromAddresses[0].lastIndexOf('@') + 1);
+  if (ownDomains.some((own) => alignsWith(domain, own))) {
+    if (auth.author === 'fail') {
+      return {
+        responseCode: 550,
+        message:
+          `5.7.1 Unauthenticated mail from ${fromDomain} is not accepted: it is a domain of this address's owner, and the ` +
+          'message did not pass DMARC for it (no SPF or DKIM pass aligned with the From domain)',
+      };
+    }
+    if (auth.author === 'unknown') {
+      return { responseCode: 451, message: `4.4.3 Could not authenticate mail from ${fromDomain} (a DNS lookup failed), try again later` };
+    }
+  }
+  if (auth.policy === 'reject' && auth.author === 'fail') {
+    return {
+      responseCode: 550,
+      message:
+        `5.7.1 Unauthenticated mail from ${fromDomain} is not accepted due to the domain's DMARC policy (p=reject): ` +
+        'no SPF or DKIM pass aligned with the From domain',
+    };
+  }
+  return null;
+}
+
+/**
+ * Whether the forwarded copy gets a From of the forwarding domain: its author's domain asks receivers to reject or
+ * quarantine what fails DMARC, and the message passed only by SPF, which no forward keeps (the receiver sees our
+ * address, not the author's). Messages that failed are never rewritten: that would make them pass.
+ */
+export function needsFromRewrite(auth: SenderAuthentication, forwardingDomain: string): boolean {
+  if (auth.author !== 'pass' || auth.alignedDkim || !auth.organizationalDomain) return false;
+  if (auth.policy !== 'reject' && auth.policy !== 'quarantine') return false;
+  // Our own signature aligns with such a From already.
+  return !alignsWith(auth.organizationalDomain, forwardingDomain);
+}
+
+/**
+ * Whether the forwarding domain's key may sign the forwarded copy (it does at delivery, d=<forwarding domain>): never
+ * for a From aligned with that domain unless the message was authenticated for it, or the From is now ours.
+ */
+export function signingAllowed(auth: SenderAuthentication, forwardingDomain: string, fromRewritten: boolean): boolean {
+  if (fromRewritten || auth.author === 'pass') return true;
+  if (auth.fromAddresses.length > 1) return false;
+  return !auth.organizationalDomain || !alignsWith(auth.organizationalDomain, forwardingDomain);
+}
+
+function policyOf(policy: string | undefined): SenderAuthentication['policy'] {
+  const value = policy?.toLowerCase();
+  return value === 'reject' || value === 'quarantine' || value === 'none' ? value : null;
+}

@@ -1,0 +1,43 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsISO8601, IsOptional } from 'class-validator';
+
+export class RecoverDeliveriesDto {
+  @ApiProperty({ example: '2026-06-09T08:00:00Z', description: 'Replay the failed deliveries of events from this instant on' })
+  @IsISO8601({ strict: true }, { message: 'since must be an ISO 8601 date-time' })
+  since: string;
+
+  @ApiPropertyOptional({ example: '2026-06-09T12:00:00Z', description: 'Up to this instant (excluded); now when left out' })
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'until must be an ISO 8601 date-time' })
+  until?: string;
+}
+
+export class RecoveredDeliveriesDto {
+  @ApiProperty({ example: 42, description: 'Failed deliveries queued again, each with the whole retry schedule' })
+  queued: number;
+
+  @ApiProperty({
+    example: false,
+    description:
+      'More failed deliveries are left in the window (at most 1000 are queued per call): call again with the same since and until',
+  })
+  more: boolean;
+
+  @ApiProperty({ format: 'date-time', example: '2026-06-09T08:00:00.000Z' })
+  since: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-06-09T12:00:00.000Z', description: 'The until given, or the time of the call' })
+  until: string;
+}
+
+/** The start of an event as webhooks get it; the fields of its type follow. */
+export class WebhookEventDto {
+  @ApiProperty({ example: 'evt_2Lq9mT0kLw2sZr8NcY1pXb', description: 'The `webhook-id` of its deliveries' })
+  id: string;
+
+  @ApiProperty({ example: 'form.submission' })
+  type: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-06-09T10:00:00.000Z' })
+  timestamp: string;
+}
