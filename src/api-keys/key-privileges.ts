@@ -1,7 +1,7 @@
 import * as ipaddr from 'ipaddr.js';
 import type { AuthContext, KeyRestrictions } from '../common/auth/auth-context';
 import type { Permission } from '../common/auth/permissions';
-import { hostMatchesDomain } from '../common/http/ip-match';
+import { hostMatchesDomain } from '../common/domain-match';
 import { keyLimits } from '../common/rate-limit/rate-limit.policy';
 
 /**

@@ -321,7 +321,10 @@ export class MailEnvSchema {
   @Max(600_000)
   INBOUND_SPAMD_TIMEOUT_MS = 30_000;
 
-  /** spamd is given at most this much of a message, its start (as spamc's --max-size, but cut rather than skipped). */
+  /**
+   * spamd is given at most this much of a message: its header section and the start and end of its body (as spamc's
+   * --max-size, but cut rather than skipped).
+   */
   @Transform(toInt)
   @IsInt()
   @Min(16 * 1024)

@@ -14,7 +14,15 @@ import { AttachmentStore, AttachmentUnavailable } from './attachments/attachment
 import { DKIM_SIGNED_HEADERS, DkimKey, signSource } from './dkim-signer';
 import { composeDsn, isDsnContent } from './dsn/dsn-message';
 import { DsnService } from './dsn/dsn.service';
-import { expired, expiredUnanswered, notSent, recordFailures, refused, reportsFailures } from './dsn/forward-failures';
+import {
+  expired,
+  expiredUnanswered,
+  notSent,
+  recordFailures,
+  refused,
+  reportsFailures,
+  suppressedDestinations,
+} from './dsn/forward-failures';
 import { DeliverableMessage, EmailRepository, NewEvent } from './email.repository';
 import { composeMime } from './message-content';
 import { AWAITING_DELIVERY, MessageStatus } from './message.entity';
@@ -209,10 +217,15 @@ export class DeliveryService {
     // Bounced recipients of a message others received leave it `sent`; the per-recipient events tell.
 
     const lastError = providerFailure ?? [...bounced, ...temporary][0]?.response ?? null;
-    // What a forwarded message's sender is owed a notification for, recorded with the move (D-31).
+    // What a forwarded message's sender is owed a notification for, recorded with the move (D-31): destinations put on
+    // the suppression list while it waited (typically by another message's bounce), refused, or given up on.
     const expiredNow = status !== 'deferred' && pending.length > 0;
     const failures = reportsFailures(message)
-      ? [...bounced.map(refused), ...(expiredNow ? (providerFailure ? expiredUnanswered(pending) : temporary.map(expired)) : [])]
+      ? [
+          ...suppressedDestinations(suppressed),
+          ...bounced.map(refused),
+          ...(expiredNow ? (providerFailure ? expiredUnanswered(pending) : temporary.map(expired)) : []),
+        ]
       : [];
     let moved: boolean;
     try {

@@ -103,7 +103,7 @@ export class EmailModule {
         ReturnPaths,
         ...workerProviders,
       ],
-      exports: [EmailService, LateEventsRepository, ReturnPaths, AttachmentStore],
+      exports: [EmailService, AcceptanceRepository, EmailQueue, LateEventsRepository, ReturnPaths, AttachmentStore],
     };
   }
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppException } from '../common/errors/app.exception';
 import { ExpiringMap } from '../common/expiring-map';
 import { ErrorCode } from '../common/errors/error-code';
-import { hostMatchesDomain } from '../common/http/ip-match';
+import { hostMatchesDomain } from '../common/domain-match';
 import { IdempotencyClaim, IdempotencyStore } from '../common/idempotency/idempotency.store';
 import { newId } from '../common/ids';
 import type { Domain } from '../domains/domain.entity';

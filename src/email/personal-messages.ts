@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
-import { hostMatchesDomain } from '../common/http/ip-match';
+import { hostMatchesDomain } from '../common/domain-match';
 import { newId } from '../common/ids';
 import { DomainsService } from '../domains/domains.service';
 import { assertSendable } from '../templates/template-content';

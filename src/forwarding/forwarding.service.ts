@@ -16,6 +16,7 @@ import { ContentScanner } from './content-scan/content-scanner';
 import { parseDeliveryReport } from './delivery-report';
 import { matchRule, RuleMatch, splitAddress } from './forwarding-rules';
 import { InboundAuthentication, InboundVerdict } from './inbound-authentication';
+import { InboundRefusal } from './inbound-refusal';
 import { LoopTokens } from './loop-token';
 import { HeaderField, headerFields, headerSection, loopOf, traceFields } from './received-message';
 import { SenderRewriting, SrsError } from './sender-rewriting';
@@ -40,16 +41,6 @@ export interface ReceivedTransaction {
   clientHostname?: string;
   helo: string;
   secure: boolean;
-}
-
-/** The SMTP answer to a refused recipient or message: `responseCode` is what smtp-server replies with. */
-export class InboundRefusal extends Error {
-  constructor(
-    readonly responseCode: number,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /**
@@ -175,9 +166,10 @@ export class ForwardingService {
       (address) => this.loopTokens.marksOf(address),
     );
     if (loop) throw new InboundRefusal(554, `5.4.6 Routing loop detected: ${loop}`);
+    // Bounces relayed back to their sender (SRS) go out signed by the domain too: scanned as forwards are.
     const scan = await this.contentScanner.refusal(
       transaction,
-      forwards.map((r) => r.domain),
+      transaction.routes.flatMap((r) => (r.kind === 'report' ? [] : [r.domain])),
     );
     if (scan) throw new InboundRefusal(scan.responseCode, scan.message);
     const verdict = await this.authentication.verdict(transaction);
@@ -249,6 +241,7 @@ export class ForwardingService {
           account_id: accountId,
           domain: domain.name,
           mail_from: transaction.mailFrom,
+          mail_from_authenticated: verdict.envelopeSenderAuthenticated,
           recipients: JSON.stringify(addresses),
           client_address: transaction.clientAddress,
           helo: transaction.helo.slice(0, 255),

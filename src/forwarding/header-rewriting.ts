@@ -1,3 +1,5 @@
+import { headerBounds, RawField, rawFields } from './received-message';
+
 /** The longest local part of an address (RFC 5321 4.5.3.1.1). */
 const MAX_LOCAL_PART = 64;
 /** Display names longer than this are cut: the header line stays well under RFC 5322's 998 characters. */
@@ -9,12 +11,6 @@ const ENCODED_WORD_BYTES = 45;
 export interface Author {
   name: string;
   address: string;
-}
-
-/** One header field: its name and its raw text (name, colon, value and continuation lines, each with its line end). */
-interface RawField {
-  name: string;
-  raw: string;
 }
 
 /**
@@ -99,24 +95,9 @@ function authservIdOf(raw: string): string {
  * empty line is kept as it is. The same buffer when the fields come back unchanged.
  */
 function editHeader(source: Buffer, edit: (fields: RawField[]) => RawField[]): Buffer {
-  const end = headerEnd(source);
-  const header = source.subarray(0, end).toString('latin1');
-  const fields: RawField[] = [];
-  for (const line of header.match(/[^\n]*\n|[^\n]+$/g) ?? []) {
-    if (/^[ \t]/.test(line) && fields.length) fields[fields.length - 1].raw += line;
-    else fields.push({ name: line.slice(0, Math.max(0, line.indexOf(':'))).trim(), raw: line });
-  }
+  const { end } = headerBounds(source);
+  const fields = rawFields(source.subarray(0, end).toString('latin1'));
   const edited = edit(fields);
   if (edited.length === fields.length && edited.every((f, i) => f === fields[i])) return source;
   return Buffer.concat([Buffer.from(edited.map((f) => f.raw).join(''), 'latin1'), source.subarray(end)]);
-}
-
-/** Where the header section ends: the offset of the empty line's line end (the whole source when there is none). */
-function headerEnd(source: Buffer): number {
-  if (source[0] === 0x0a) return 0;
-  if (source[0] === 0x0d && source[1] === 0x0a) return 0;
-  const crlf = source.indexOf('\r\n\r\n');
-  const lf = source.indexOf('\n\n');
-  const candidates = [crlf < 0 ? -1 : crlf + 2, lf < 0 ? -1 : lf + 1].filter((i) => i >= 0);
-  return candidates.length ? Math.min(...candidates) : source.length;
 }

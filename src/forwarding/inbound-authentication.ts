@@ -1,16 +1,21 @@
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { authenticate, type AuthenticateResult, type DNSResolver, sealMessage } from 'mailauth';
 import { ExpiringMap } from '../common/expiring-map';
 import { AppConfigService } from '../config/app-config.service';
 import type { Domain } from '../domains/domain.entity';
 import { DomainsService } from '../domains/domains.service';
 import type { ReceivedTransaction } from './forwarding.service';
+import { envelopeSenderAuthenticated } from './envelope-sender';
 import { Author, rewriteFrom, withoutForgedResults } from './header-rewriting';
+import { InboundRefusal } from './inbound-refusal';
 import { needsFromRewrite, Refusal, refusalOf, SenderAuthentication, senderAuthentication, signingAllowed } from './sender-authentication';
 
-/** All of a message's lookups (SPF, DKIM and ARC keys, DMARC) get this many DNS_TIMEOUT_MS; then the rest fail at once. */
+/**
+ * All of a message's lookups (SPF, DKIM and ARC keys) get this many DNS_TIMEOUT_MS; then the rest fail at once. The
+ * DMARC record, looked up last, has one DNS_TIMEOUT_MS of its own beyond them (budgetedResolver).
+ */
 const LOOKUP_BUDGET_TIMEOUTS = 5;
 /** An account's verified domains are read once per this period. */
 const OWN_DOMAINS_CACHE_MS = 1000;
@@ -24,6 +29,8 @@ export interface InboundVerdict {
   arc: { cv: string; authResults: string } | null;
   /** Set when the message must not be taken. */
   refusal: Refusal | null;
+  /** MAIL FROM passed SPF, or DKIM for a domain aligned with it: only such a sender is told of a failed forward. */
+  envelopeSenderAuthenticated: boolean;
 }
 
 /** What a forwarding domain sends: header fields to put on top of `source`, and `source`, the received bytes edited. */
@@ -40,6 +47,7 @@ export interface ForwardedCopy {
  */
 @Injectable()
 export class InboundAuthentication {
+  private readonly logger = new Logger(InboundAuthentication.name);
   private readonly hostname: string;
   private readonly ownDomains = new ExpiringMap<string, Promise<string[]>>(OWN_DOMAINS_CACHE_MS);
 
@@ -68,18 +76,32 @@ export class InboundAuthentication {
       refusal = refusalOf(sender, await this.ownDomainsOf(accountId));
       if (refusal) break;
     }
-    return { sender, authenticationResults: authenticationResultsOf(result), arc: sealable(result), refusal };
+    return {
+      sender,
+      authenticationResults: authenticationResultsOf(result),
+      arc: sealable(result),
+      refusal,
+      envelopeSenderAuthenticated: envelopeSenderAuthenticated(result, transaction.mailFrom),
+    };
   }
 
   /**
    * The copy one forwarding domain sends: the received bytes (our forged results removed, the From rewritten when
-   * needed) under our results and an ARC set sealed with the domain's key. Throws when the domain's key could sign a
-   * message that was not authenticated for it (refusalOf keeps such messages out: this is the last guard).
+   * needed) under our results and an ARC set sealed with the domain's key. A 550 5.7.1 InboundRefusal when the
+   * domain's key could sign a message that was not authenticated for it: refusalOf keeps such messages out, this is
+   * the last guard, and a message it stops would be stopped again at every retry (a 451 would be retried for days).
    */
   async copyFor(verdict: InboundVerdict, domain: Domain, received: Buffer, author: Author): Promise<ForwardedCopy> {
     const fromRewritten = needsFromRewrite(verdict.sender, domain.name);
     if (!signingAllowed(verdict.sender, domain.name, fromRewritten)) {
-      throw new Error(`${domain.name} would sign mail from ${verdict.sender.fromAddresses.join(', ')} that it did not authenticate`);
+      const from = verdict.sender.fromAddresses.join(', ') || 'no From address';
+      this.logger.error(
+        `${domain.name} would have signed mail from ${from} that it did not authenticate (${verdict.sender.author}): refused`,
+      );
+      throw new InboundRefusal(
+        550,
+        `5.7.1 Message refused: it was not authenticated for its From domain, and ${domain.name} would sign it`,
+      );
     }
     let source = withoutForgedResults(received, this.hostname);
     if (fromRewritten) source = rewriteFrom(source, { name: author.name, address: verdict.sender.fromAddresses[0] }, domain.name);
@@ -128,11 +150,19 @@ function sealable(result: AuthenticateResult): InboundVerdict['arc'] {
 /**
  * A resolver through DNS_SERVERS (the system's when empty), each query waiting at most DNS_TIMEOUT_MS once; after
  * `budget` such waits in all the remaining queries fail at once (a temporary error to mailauth), so that a DNS
- * server that does not answer holds the client's DATA for seconds, not minutes.
+ * server that does not answer holds the client's DATA for seconds, not minutes. The DMARC record (`_dmarc.` names,
+ * asked last) has at least one DNS_TIMEOUT_MS from its first query whatever the others took: without it, a sender
+ * could spend the budget on slow lookups of its own (signatures, SPF includes) and leave the policy unread.
  */
 export function budgetedResolver(servers: readonly string[], timeoutMs: number, budget: number): DNSResolver {
-  const deadline = Date.now() + timeoutMs * budget;
+  const shared = Date.now() + timeoutMs * budget;
+  let dmarcDeadline: number | undefined;
   return async (name, type) => {
+    let deadline = shared;
+    if (/^_dmarc\./i.test(name)) {
+      dmarcDeadline ??= Math.max(shared, Date.now() + timeoutMs);
+      deadline = dmarcDeadline;
+    }
     const left = deadline - Date.now();
     if (left <= 0) {
       throw Object.assign(new Error(`DNS lookup of ${name} skipped: the lookups took too long`), { code: 'ETIMEOUT' });

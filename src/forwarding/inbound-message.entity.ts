@@ -18,6 +18,13 @@ export class InboundMessage extends AccountOwned {
   @Column({ type: 'varchar', length: 320 })
   mailFrom: string;
 
+  /**
+   * MAIL FROM passed SPF, or DKIM for a domain aligned with it, at DATA: only then is it sent delivery status
+   * notifications about the forwards (to a forged one they would be backscatter).
+   */
+  @Column({ type: 'boolean', default: false })
+  mailFromAuthenticated: boolean;
+
   /** The envelope recipients on this domain (RCPT TO), as given. */
   @Column({ type: 'jsonb' })
   recipients: string[];

@@ -5,7 +5,7 @@ import { RateLimitService } from '../common/rate-limit/rate-limit.service';
 import { HOUR_MS, LimitRule, LimitState } from '../common/rate-limit/rate-limit.types';
 import { AppConfigService } from '../config/app-config.service';
 import { RedisService } from '../redis/redis.service';
-import { InboundRefusal } from './forwarding.service';
+import { InboundRefusal } from './inbound-refusal';
 
 /** One message for one forwarding domain, as RCPT TO shows it. */
 export interface InboundMessageKey {
@@ -72,8 +72,10 @@ export function inboundLimitRefusal(states: readonly LimitState[], message: Inbo
 
 /**
  * The inbound server's hourly limits per sender and per forwarding domain (INBOUND_SMTP_MAX_MESSAGES_PER_*_PER_HOUR),
- * counted by the limiter, in Redis shared by every worker (while it is away, in memory at RATE_LIMIT_FALLBACK_SHARE:
- * mail is still taken).
+ * kept by the limiter in Redis shared by every worker (while it is away, in memory at RATE_LIMIT_FALLBACK_SHARE: mail
+ * is still taken). A message is checked at RCPT TO and counted once it is committed, so that a transaction that never
+ * sends its DATA, or whose message is refused, spends nothing; transactions in flight at once may each pass the check,
+ * so a burst can overshoot a limit by the number of concurrent transactions.
  */
 @Injectable()
 export class InboundRateLimits {
@@ -90,11 +92,21 @@ export class InboundRateLimits {
     };
   }
 
-  /** Counts the message against every limit it falls under if all allow it; else throws the 451 (nothing counted). */
-  async admit(message: InboundMessageKey): Promise<void> {
-    const rules = inboundLimitRules(message, this.limits, (...parts) => this.redis.key(...parts));
+  /** Throws the 451 when one more message would go past a limit it falls under; counts nothing. */
+  async check(message: InboundMessageKey): Promise<void> {
+    const rules = this.rulesOf(message);
     if (rules.length === 0) return;
-    const decision = await this.limiter.consume(rules);
+    const decision = await this.limiter.check(rules);
     if (!decision.allowed) throw inboundLimitRefusal(decision.states, message);
+  }
+
+  /** Counts a committed message once for each of its forwarding domains, past a limit too (it was taken). */
+  async count(messages: readonly InboundMessageKey[]): Promise<void> {
+    const rules = messages.flatMap((message) => this.rulesOf(message));
+    if (rules.length > 0) await this.limiter.count(rules);
+  }
+
+  private rulesOf(message: InboundMessageKey): LimitRule[] {
+    return inboundLimitRules(message, this.limits, (...parts) => this.redis.key(...parts));
   }
 }

@@ -5,7 +5,8 @@ import { SMTPServer, SMTPServerAddress, SMTPServerDataStream, SMTPServerSession 
 import { AppConfigService } from '../config/app-config.service';
 import { inboundSmtpSessions, inboundSmtpSessionsActive } from '../metrics/metrics';
 import { listenError } from '../startup/startup-error';
-import { ForwardingService, InboundRefusal, InboundRoute } from './forwarding.service';
+import { ForwardingService, InboundRoute } from './forwarding.service';
+import { InboundRefusal } from './inbound-refusal';
 import { InboundRateLimits } from './inbound-rate-limits';
 import { InboundTls } from './inbound-tls';
 import { MessageSpool } from './message-spool';
@@ -33,7 +34,7 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
   private server?: SMTPServer;
   /** Each session's routes for the transaction under way, in RCPT order. */
   private readonly routes = new Map<string, InboundRoute[]>();
-  /** Each session's domains counted against the hourly limits in the transaction under way (once per message). */
+  /** Each session's domains that passed the hourly limits at RCPT TO in the transaction under way: counted at its commit. */
   private readonly limitedDomains = new Map<string, Set<string>>();
   private readonly connectionsByAddress = new Map<string, number>();
   /** Sessions counted in connectionsByAddress (a refused connection never was). */
@@ -139,7 +140,7 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
     if (routes.length >= MAX_RECIPIENTS) return callback(new InboundRefusal(452, '4.5.3 Too many recipients'));
     try {
       const route = await this.forwarding.route(address.address);
-      await this.countAgainstLimits(route, session);
+      await this.checkLimits(route, session);
       routes.push(route);
       this.routes.set(session.id, routes);
       callback();
@@ -153,8 +154,8 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
     this.spool
       .receive(stream, maxBytes, async (source) => {
         if (!source) throw messageTooBig(maxBytes);
-        return this.forwarding.receive({
-          mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+        const ids = await this.forwarding.receive({
+          mailFrom: senderOf(session),
           routes: this.routes.get(session.id) ?? [],
           source,
           clientAddress: session.remoteAddress,
@@ -162,6 +163,8 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
           helo: session.hostNameAppearsAs ?? '',
           secure: session.secure,
         });
+        await this.countCommitted(session);
+        return ids;
       })
       .then(
         (ids) => callback(null, `2.0.0 Ok: queued as ${ids.join(',') || 'none'}`),
@@ -170,21 +173,27 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
   }
 
   /**
-   * Counts the message against its forwarding domain's hourly limits at its first recipient there (a bounce to a
-   * VERP return path is not counted: it reports on mail sent from here); 451 4.7.1 past one.
+   * Checks the message against its forwarding domain's hourly limits at its first recipient there, counting nothing: a
+   * transaction that never sends its DATA (RSET, a dropped connection) or whose message is refused spends no allowance.
+   * A bounce to a VERP return path is not limited: it reports on mail sent from here. 451 4.7.1 past a limit.
    */
-  private async countAgainstLimits(route: InboundRoute, session: SMTPServerSession): Promise<void> {
+  private async checkLimits(route: InboundRoute, session: SMTPServerSession): Promise<void> {
     if (route.kind === 'report') return;
     const domain = route.domain.name.toLowerCase();
-    const counted = this.limitedDomains.get(session.id) ?? new Set<string>();
-    if (counted.has(domain)) return;
-    await this.limits.admit({
-      sender: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-      clientAddress: session.remoteAddress,
-      domain,
-    });
-    counted.add(domain);
-    this.limitedDomains.set(session.id, counted);
+    const checked = this.limitedDomains.get(session.id) ?? new Set<string>();
+    if (checked.has(domain)) return;
+    await this.limits.check({ sender: senderOf(session), clientAddress: session.remoteAddress, domain });
+    checked.add(domain);
+    this.limitedDomains.set(session.id, checked);
+  }
+
+  /** Counts a committed message once per domain it passed the limits for; never rejects (the message is taken). */
+  private async countCommitted(session: SMTPServerSession): Promise<void> {
+    const domains = [...(this.limitedDomains.get(session.id) ?? [])];
+    const messages = domains.map((domain) => ({ sender: senderOf(session), clientAddress: session.remoteAddress, domain }));
+    await this.limits
+      .count(messages)
+      .catch((err: Error) => this.logger.warn(`Could not count a message against the hourly limits: ${err.message}`));
   }
 
   /** Our refusal as it is; anything else (the database is down) a 451 the client retries later, logged. */
@@ -193,4 +202,9 @@ export class InboundSmtpServer implements OnApplicationBootstrap, BeforeApplicat
     this.logger.error(`Inbound ${stage} failed: ${(err as Error).message}`);
     return new InboundRefusal(451, '4.3.0 Temporary failure, try again later');
   }
+}
+
+/** MAIL FROM; '' for a bounce. */
+function senderOf(session: SMTPServerSession): string {
+  return session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
 }

@@ -1,5 +1,5 @@
 import type { SMTPServerAddressArgs } from 'smtp-server';
-import { InboundRefusal } from './forwarding.service';
+import { InboundRefusal } from './inbound-refusal';
 
 /** 552 5.3.4 (RFC 3463: message too big for system), at MAIL FROM for a declared size or at DATA for the bytes sent. */
 export function messageTooBig(maxBytes: number): InboundRefusal {

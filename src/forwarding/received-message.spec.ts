@@ -1,4 +1,4 @@
-import { headerFields, headerSection, loopOf, MAX_HOPS, rfc5322Date, traceFields } from './received-message';
+import { headerBounds, headerFields, headerSection, loopOf, MAX_HOPS, rawFields, rfc5322Date, traceFields } from './received-message';
 
 describe('received message headers', () => {
   const source = Buffer.from(
@@ -14,6 +14,28 @@ describe('received message headers', () => {
     expect(headerFields(headerSection(Buffer.from('From x@y Mon Jan 1\nSubject: lf only\n\nbody')))).toEqual([
       { name: 'Subject', value: 'lf only' },
     ]);
+  });
+
+  it('ends the header section at its first empty line, whatever line ends the fields use, as mail readers do', () => {
+    const mixed = Buffer.from('Subject: lf\nContent-Type: text/plain\n\r\nbody\r\n\r\nmore');
+    expect(headerBounds(mixed)).toEqual({ end: 37, bodyStart: 39 });
+    expect(headerSection(mixed)).toBe('Subject: lf\nContent-Type: text/plain');
+    expect(headerBounds(Buffer.from('\r\nbody'))).toEqual({ end: 0, bodyStart: 2 });
+    expect(headerBounds(Buffer.from('Subject: no body'))).toEqual({ end: 16, bodyStart: 16 });
+  });
+
+  it('reads a field name as mail readers do: white space around it removed, folded or not', () => {
+    const section = 'Content-Type : multipart/mixed;\r\n boundary=b\r\nX-Folded\r\n : name\r\nno colon here\r\nSubject:\r\n hi';
+    expect(headerFields(section)).toEqual([
+      { name: 'Content-Type', value: 'multipart/mixed; boundary=b' },
+      { name: 'X-Folded', value: 'name' },
+      { name: 'Subject', value: 'hi' },
+    ]);
+    expect(
+      rawFields(section)
+        .map((f) => f.raw)
+        .join(''),
+    ).toBe(section);
   });
 
   it('finds a loop by a loop field that stands for the same address, case-insensitively, and by the hop count', () => {

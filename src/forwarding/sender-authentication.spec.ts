@@ -50,8 +50,9 @@ async function judge(source: Buffer, sender: string): Promise<SenderAuthenticati
   return senderAuthentication(result);
 }
 
-async function signed(source: Buffer): Promise<Buffer> {
-  const key = { signingDomain: 'news.test', selector: 's1', privateKey: KEY_PEM };
+/** `source` signed for `signingDomain` with the newsletter's key (which only s1._domainkey.news.test publishes). */
+async function signed(source: Buffer, signingDomain = 'news.test', selector = 's1'): Promise<Buffer> {
+  const key = { signingDomain, selector, privateKey: KEY_PEM };
   const { signatures } = await dkimSign(source, { ...key, signatureData: [key] });
   return Buffer.concat([Buffer.from(signatures), source]);
 }
@@ -85,13 +86,42 @@ describe('sender authentication at DATA', () => {
     expect(refusalOf(auth, ['fwd.test', 'corp.test'])).toBeNull();
   });
 
-  it('answers 451 4.4.3 for own-domain mail whose lookups failed, and forwards a stranger whose policy is unknown', async () => {
+  it('answers 451 4.4.3 for mail whose DMARC policy could not be looked up, own domain or not', async () => {
     failing.add('_dmarc.fwd.test');
     const own = await judge(message('boss@fwd.test'), 'boss@fwd.test');
     expect(own.author).toBe('unknown');
     expect(refusalOf(own, ['fwd.test'])).toEqual({ responseCode: 451, message: expect.stringMatching(/^4\.4\.3 /) });
+    // A stranger whose policy is unknown may publish p=reject: it is not forwarded (and signed) until it can be read.
     failing.add('_dmarc.news.test');
-    expect(refusalOf(await judge(message('x@news.test'), 'x@news.test'), ['fwd.test'])).toBeNull();
+    const stranger = await judge(message('x@news.test'), 'x@news.test');
+    expect(stranger.policy).toBe('unknown');
+    expect(refusalOf(stranger, ['fwd.test'])).toEqual({ responseCode: 451, message: expect.stringMatching(/^4\.4\.3 /) });
+  });
+
+  it('refuses a p=reject failure that carries a signature of another domain whose key lookup fails', async () => {
+    // The signature could never have passed DMARC for news.test: its failed lookup hides nothing.
+    failing.add('s1._domainkey.lame.attacker.test');
+    const junk = await judge(await signed(message('ceo@news.test'), 'lame.attacker.test'), 'ceo@news.test');
+    expect(junk).toMatchObject({ author: 'fail', policy: 'reject' });
+    expect(refusalOf(junk, ['fwd.test'])).toEqual({ responseCode: 550, message: expect.stringMatching(/^5\.7\.1 .*p=reject/) });
+    // Nor the SPF lookup of a MAIL FROM domain that is not the author's.
+    failing.add('slow-spf.test');
+    const spf = await judge(message('ceo@news.test'), 'bounce@slow-spf.test');
+    expect(refusalOf(spf, ['fwd.test'])?.responseCode).toBe(550);
+    // Mail spoofing an own domain that way is refused as well, not deferred.
+    const own = await judge(await signed(message('boss@fwd.test'), 'lame.attacker.test'), 'bounce@slow-spf.test');
+    expect(refusalOf(own, ['fwd.test'])?.responseCode).toBe(550);
+    expect(signingAllowed(own, 'fwd.test', false)).toBe(false);
+  });
+
+  it('defers (451 4.4.3) a p=reject failure when a lookup that could have passed it failed', async () => {
+    failing.add('s2._domainkey.news.test');
+    const aligned = await judge(await signed(message('ceo@news.test'), 'news.test', 's2'), 'bounce@elsewhere.test');
+    expect(aligned).toMatchObject({ author: 'unknown', policy: 'reject' });
+    expect(refusalOf(aligned, ['fwd.test'])).toEqual({ responseCode: 451, message: expect.stringMatching(/^4\.4\.3 /) });
+    failing.add('news.test');
+    const spf = await judge(message('ceo@news.test'), 'ceo@news.test');
+    expect(refusalOf(spf, ['fwd.test'])?.responseCode).toBe(451);
   });
 
   it('refuses a p=reject stranger failing DMARC; p=none and p=quarantine failures are forwarded unchanged', async () => {
@@ -119,19 +149,28 @@ describe('sender authentication at DATA', () => {
     expect(refusalOf(dkim, ['fwd.test'])).toBeNull();
   });
 
-  it('refuses a From with several addresses and takes one without any', async () => {
+  it('refuses a From with several addresses, or with none', async () => {
     const several = await judge(message('a@news.test, b@fwd.test'), 'a@news.test');
     expect(refusalOf(several, ['fwd.test'])).toEqual({ responseCode: 550, message: expect.stringMatching(/^5\.7\.1 .*several addresses/) });
     expect(signingAllowed(several, 'fwd.test', false)).toBe(false);
-    const none = await judge(Buffer.from('To: info@fwd.test\r\nSubject: no author\r\n\r\nHi\r\n'), 'x@quiet.test');
-    expect(refusalOf(none, ['fwd.test'])).toBeNull();
-    expect(signingAllowed(none, 'fwd.test', false)).toBe(true);
+    // An encoded word is no address (mail readers may still show it as one), a group may hold none, a From may be missing.
+    const sources = [
+      message('=?utf-8?Q?boss=40fwd.test?='),
+      message('undisclosed:;'),
+      Buffer.from('To: info@fwd.test\r\nSubject: no author\r\n\r\nHi\r\n'),
+    ];
+    for (const source of sources) {
+      const none = await judge(source, 'x@quiet.test');
+      expect(none.fromAddresses).toEqual([]);
+      expect(refusalOf(none, ['fwd.test'])).toEqual({ responseCode: 550, message: expect.stringMatching(/^5\.7\.1 .*no author address/) });
+      expect(signingAllowed(none, 'fwd.test', false)).toBe(false);
+    }
   });
 
   it('never lets the forwarding domain sign a message it takes whose From aligns with it unless it passed DMARC', () => {
     // Every reachable combination: what refusalOf takes must be signable by any of the account's domains.
     const authors: AuthorAuthentication[] = ['pass', 'fail', 'unknown'];
-    const policies: SenderAuthentication['policy'][] = ['reject', 'quarantine', 'none', null];
+    const policies: SenderAuthentication['policy'][] = ['reject', 'quarantine', 'none', 'unknown', null];
     const fromDomains = ['fwd.test', 'sub.fwd.test', 'corp.test', 'stranger.test'];
     const ownDomains = ['fwd.test', 'mail.corp.test'];
     for (const author of authors)

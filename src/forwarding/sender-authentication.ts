@@ -1,10 +1,11 @@
 import type { AuthenticateResult } from 'mailauth';
+import { hostMatchesDomain } from '../common/domain-match';
 
 /**
  * What the authentication of a received message says about its author's domain (the From header), DMARC's way:
  * `pass` when SPF or DKIM passed for a domain aligned with it (relaxed alignment, or the domain's own `aspf`/`adkim`
- * when it publishes a record), `fail` when neither did, `unknown` when a lookup failed or there is no single From
- * address to judge.
+ * when it publishes a record), `fail` when neither did, `unknown` when a lookup that could have given such a pass
+ * failed, or the DMARC record could not be read, or there is no single From address to judge.
  */
 export type AuthorAuthentication = 'pass' | 'fail' | 'unknown';
 
@@ -21,8 +22,11 @@ export interface SenderAuthentication {
   /** The organizational domain of the single From address (DMARC's, from the public suffix list), else null. */
   organizationalDomain: string | null;
   author: AuthorAuthentication;
-  /** The policy the From domain publishes (`sp` for a subdomain), null without a DMARC record (or when unknown). */
-  policy: 'reject' | 'quarantine' | 'none' | null;
+  /**
+   * The policy the From domain publishes (`sp` for a subdomain), null without a DMARC record, `unknown` when the
+   * record could not be looked up (a DNS failure: it may say reject).
+   */
+  policy: 'reject' | 'quarantine' | 'none' | 'unknown' | null;
   /** A DKIM signature that passed and aligns with From: it survives forwarding, so DMARC passes after it too. */
   alignedDkim: boolean;
 }
@@ -35,45 +39,42 @@ export function senderAuthentication(result: AuthenticateResult): SenderAuthenti
     return { fromAddresses, organizationalDomain: null, author: 'unknown', policy: null, alignedDkim: false };
   }
   const organizationalDomain = dmarc.domain.toLowerCase();
-  const dkimPasses = result.dkim.results.filter((r) => r.status.result === 'pass').map((r) => r.signingDomain);
-  const dkimRelaxed = dkimPasses.some((d) => alignsWith(organizationalDomain, d));
-  // A lookup that failed may have hidden a pass: that is not a failure.
-  const temporary = [result.spf && result.spf.status.result, ...result.dkim.results.map((r) => r.status.result)].some(
-    (r) => r === 'temperror' || r === 'temperr',
-  );
+  const aligned = (domain: string | undefined) => domain !== undefined && hostMatchesDomain(domain, [organizationalDomain]);
+  const alignedSignatures = result.dkim.results.filter((r) => aligned(r.signingDomain));
+  const dkimRelaxed = alignedSignatures.some((r) => r.status.result === 'pass');
+  const spf = result.spf && aligned(result.spf.domain) ? result.spf.status.result : null;
+  // A failed lookup may have hidden a pass only where a pass would count for the author's domain: a signature by
+  // its organization, SPF of a MAIL FROM domain in it. Anyone can add a signature whose key lookup fails.
+  const hidden = [spf, ...alignedSignatures.map((r) => r.status.result)].some((r) => r === 'temperror' || r === 'temperr');
   switch (dmarc.status.result) {
     case 'pass':
     case 'fail':
       return {
         fromAddresses,
         organizationalDomain,
-        author: dmarc.status.result === 'fail' && temporary ? 'unknown' : dmarc.status.result,
+        author: dmarc.status.result === 'fail' && hidden ? 'unknown' : dmarc.status.result,
         policy: policyOf(dmarc.policy),
         alignedDkim: Boolean(dmarc.alignment?.dkim?.result),
       };
     case 'none': {
       // No record: nothing to obey, but whether the domain authenticated the message still decides what we do with it.
-      const spf = result.spf && result.spf.status.result === 'pass' && alignsWith(organizationalDomain, result.spf.domain);
-      const author = spf || dkimRelaxed ? 'pass' : temporary ? 'unknown' : 'fail';
+      const author = spf === 'pass' || dkimRelaxed ? 'pass' : hidden ? 'unknown' : 'fail';
       return { fromAddresses, organizationalDomain, author, policy: null, alignedDkim: dkimRelaxed };
     }
     default:
-      return { fromAddresses, organizationalDomain, author: 'unknown', policy: null, alignedDkim: dkimRelaxed };
+      // temperror: the record could not be read, so neither can what it asks for.
+      return { fromAddresses, organizationalDomain, author: 'unknown', policy: 'unknown', alignedDkim: dkimRelaxed };
   }
-}
-
-/** DMARC relaxed alignment: `domain` is the organizational domain or under it. */
-export function alignsWith(organizationalDomain: string, domain: string): boolean {
-  const name = domain.toLowerCase().replace(/\.$/, '');
-  return name === organizationalDomain || name.endsWith(`.${organizationalDomain}`);
 }
 
 /**
  * Why a message must not be taken for an account whose verified domains are `ownDomains`, or null:
- * - a From header with several addresses (DMARC cannot judge it; receivers such as Gmail refuse it);
- * - a From domain aligned with one of the account's own domains, unless the message passed DMARC for it (a 451
- *   when a lookup failed: the sending server tries again);
- * - a From domain publishing `p=reject` when the message failed DMARC.
+ * - a From header without exactly one address (RFC 5322 asks for one; DMARC cannot judge others, receivers such as
+ *   Gmail refuse them);
+ * - a From domain aligned with one of the account's own domains, unless the message passed DMARC for it;
+ * - a From domain publishing `p=reject` when the message failed DMARC;
+ * - a 451 (the sending server tries again) when a lookup failed that decides one of these: the DMARC record of any
+ *   From domain, or a lookup that could have passed DMARC for an own domain or a p=reject one.
  * Every forwarding domain is one of `ownDomains`: no message whose From aligns with it is taken unauthenticated,
  * which is what lets its DKIM key sign every forwarded message (signingAllowed).
  */
@@ -81,21 +82,29 @@ export function refusalOf(auth: SenderAuthentication, ownDomains: readonly strin
   if (auth.fromAddresses.length > 1) {
     return { responseCode: 550, message: '5.7.1 The From header holds several addresses: DMARC needs one author address' };
   }
+  if (auth.fromAddresses.length === 0) {
+    return { responseCode: 550, message: '5.7.1 The From header holds no author address: DMARC needs one author address' };
+  }
   const domain = auth.organizationalDomain;
   if (!domain) return null;
   const fromDomain = auth.fromAddresses[0].slice(auth.fromAddresses[0].lastIndexOf('@') + 1);
-  if (ownDomains.some((own) => alignsWith(domain, own))) {
-    if (auth.author === 'fail') {
-      return {
-        responseCode: 550,
-        message:
-          `5.7.1 Unauthenticated mail from ${fromDomain} is not accepted: it is a domain of this address's owner, and the ` +
-          'message did not pass DMARC for it (no SPF or DKIM pass aligned with the From domain)',
-      };
-    }
-    if (auth.author === 'unknown') {
-      return { responseCode: 451, message: `4.4.3 Could not authenticate mail from ${fromDomain} (a DNS lookup failed), try again later` };
-    }
+  const own = ownDomains.some((name) => hostMatchesDomain(name, [domain]));
+  if (own && auth.author === 'fail') {
+    return {
+      responseCode: 550,
+      message:
+        `5.7.1 Unauthenticated mail from ${fromDomain} is not accepted: it is a domain of this address's owner, and the ` +
+        'message did not pass DMARC for it (no SPF or DKIM pass aligned with the From domain)',
+    };
+  }
+  if (auth.policy === 'unknown') {
+    return {
+      responseCode: 451,
+      message: `4.4.3 Could not look up the DMARC policy of ${fromDomain} (a DNS lookup failed), try again later`,
+    };
+  }
+  if (auth.author === 'unknown' && (own || auth.policy === 'reject')) {
+    return { responseCode: 451, message: `4.4.3 Could not authenticate mail from ${fromDomain} (a DNS lookup failed), try again later` };
   }
   if (auth.policy === 'reject' && auth.author === 'fail') {
     return {
@@ -117,7 +126,7 @@ export function needsFromRewrite(auth: SenderAuthentication, forwardingDomain: s
   if (auth.author !== 'pass' || auth.alignedDkim || !auth.organizationalDomain) return false;
   if (auth.policy !== 'reject' && auth.policy !== 'quarantine') return false;
   // Our own signature aligns with such a From already.
-  return !alignsWith(auth.organizationalDomain, forwardingDomain);
+  return !hostMatchesDomain(forwardingDomain, [auth.organizationalDomain]);
 }
 
 /**
@@ -126,8 +135,8 @@ export function needsFromRewrite(auth: SenderAuthentication, forwardingDomain: s
  */
 export function signingAllowed(auth: SenderAuthentication, forwardingDomain: string, fromRewritten: boolean): boolean {
   if (fromRewritten || auth.author === 'pass') return true;
-  if (auth.fromAddresses.length > 1) return false;
-  return !auth.organizationalDomain || !alignsWith(auth.organizationalDomain, forwardingDomain);
+  if (auth.fromAddresses.length !== 1 || !auth.organizationalDomain) return false;
+  return !hostMatchesDomain(forwardingDomain, [auth.organizationalDomain]);
 }
 
 function policyOf(policy: string | undefined): SenderAuthentication['policy'] {

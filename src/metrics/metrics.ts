@@ -84,8 +84,8 @@ export const inboundSmtpSessionsActive = new Gauge({
 export const inboundContentScans = new Counter({
   name: 'mailroom_inbound_content_scans_total',
   help:
-    'Messages to be forwarded, by what their content check found: clean, spam, virus, attachment (a program or disk image; ' +
-    'all 554), unavailable (a scanner did not answer: 451)',
+    'Messages to be forwarded, by what their content check found: clean, spam, virus, attachment (a program or disk image), ' +
+    'unreadable (its attachments could not be parsed; all 554), unavailable (a scanner did not answer: 451)',
   labelNames: ['result'] as const,
   registers: [registry],
 });
@@ -178,7 +178,8 @@ export const retentionSwept = new Counter({
   name: 'mailroom_retention_swept_total',
   help:
     'Rows removed or cleared past their retention, by kind: message_content (bodies cleared), inbound_messages (raw bytes cleared), ' +
-    'outbox_events, webhook_deliveries (with their attempts), attachment_blobs (no message refers to them), ' +
+    'outbox_events, webhook_deliveries (with their attempts), webhook_event_bodies (whole bodies of thin events, after their last delivery), ' +
+    'attachment_blobs (no message refers to them), ' +
     'idempotency_records, provider_webhook_ids (expired)',
   labelNames: ['kind'] as const,
   registers: [registry],

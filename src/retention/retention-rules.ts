@@ -7,9 +7,15 @@ import { TrackedContentService } from '../tracking/tracked-content.service';
 import { AWAITING_DELIVERY, FINAL_STATUSES, MessageStatus } from '../email/message.entity';
 import type { RetentionKind } from './retention-policy';
 
+/** What a sweep counts, each under its own `kind` of mailroom_retention_swept_total. */
+export type SweptKind = RetentionKind | 'webhook_event_bodies' | 'attachment_blobs';
+
 /** One kind of row retention removes or clears. */
 export interface RetentionRule {
+  /** The setting whose days it follows. */
   kind: RetentionKind;
+  /** What it counts as in /metrics and in the sweep's answer. */
+  counted: SweptKind;
   /** Removes or clears at most `size` rows past `cutoff` in one short transaction (SKIP LOCKED); answers how many. */
   sweep(cutoff: Date, size: number): Promise<number>;
 }
@@ -83,6 +89,7 @@ const DELETE_ORPHANED_EVENT_BODIES = `
 @Injectable()
 export class MessageContentRule implements RetentionRule {
   readonly kind = 'message_content';
+  readonly counted = 'message_content';
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -115,8 +122,9 @@ export class RetentionRules {
   readonly all: readonly RetentionRule[];
 
   constructor(@InjectDataSource() dataSource: DataSource, messageContent: MessageContentRule) {
-    const statement = (kind: RetentionKind, sql: string): RetentionRule => ({
+    const statement = (kind: RetentionKind, sql: string, counted: SweptKind = kind): RetentionRule => ({
       kind,
+      counted,
       sweep: async (cutoff, size) => {
         const [, affected]: [unknown, number] = await dataSource.query(sql, [cutoff, size]);
         return affected;
@@ -126,16 +134,14 @@ export class RetentionRules {
       messageContent,
       statement('inbound_messages', CLEAR_INBOUND_SOURCE),
       statement('outbox_events', DELETE_PUBLISHED_EVENTS),
-      both(statement('webhook_deliveries', DELETE_FINISHED_DELIVERIES), statement('webhook_deliveries', DELETE_ORPHANED_EVENT_BODIES)),
+      statement('webhook_deliveries', DELETE_FINISHED_DELIVERIES),
+      // After the deliveries: the bodies they leave without one go in the same run.
+      statement('webhook_deliveries', DELETE_ORPHANED_EVENT_BODIES, 'webhook_event_bodies'),
     ];
   }
 
-  of(kind: RetentionKind): RetentionRule {
-    return this.all.find((rule) => rule.kind === kind)!;
+  /** The rules that follow this setting, in the order they run. */
+  of(kind: RetentionKind): RetentionRule[] {
+    return this.all.filter((rule) => rule.kind === kind);
   }
-}
-
-/** One kind's rule made of two: the first's rows go before the second looks at what they leave. */
-function both(first: RetentionRule, second: RetentionRule): RetentionRule {
-  return { kind: first.kind, sweep: async (cutoff, size) => (await first.sweep(cutoff, size)) + (await second.sweep(cutoff, size)) };
 }

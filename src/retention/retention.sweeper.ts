@@ -3,8 +3,8 @@ import { sweepInBatches } from '../common/expired-rows';
 import { AppConfigService } from '../config/app-config.service';
 import { AttachmentStore } from '../email/attachments/attachment-store';
 import { RedisService } from '../redis/redis.service';
-import { dueSweeps, retentionPolicy, RetentionKind } from './retention-policy';
-import { RetentionRules } from './retention-rules';
+import { dueSweeps, retentionPolicy } from './retention-policy';
+import { RetentionRules, type SweptKind } from './retention-rules';
 
 /** Batches one kind gets per run: a large backlog is worked off over several runs, and no kind waits for another's. */
 const MAX_BATCHES_PER_RUN = 100;
@@ -48,15 +48,19 @@ export class RetentionSweeper implements OnApplicationBootstrap, OnApplicationSh
   }
 
   /** One run over every kind not kept forever; answers how many rows of each it removed or cleared (null: another instance runs). */
-  async sweep(now = new Date()): Promise<Partial<Record<RetentionKind | 'attachment_blobs', number>> | null> {
+  async sweep(now = new Date()): Promise<Partial<Record<SweptKind, number>> | null> {
     const { RETENTION_SWEEP_INTERVAL_MS: interval, RETENTION_BATCH_SIZE: size } = this.config.env;
     return this.redis.withLock(this.redis.key('retention', 'sweeper-lock'), interval, async () => {
-      const swept: Partial<Record<RetentionKind | 'attachment_blobs', number>> = {};
+      const swept: Partial<Record<SweptKind, number>> = {};
       for (const { kind, cutoff } of dueSweeps(retentionPolicy(this.config.env), now)) {
-        if (this.closing) break;
-        const rule = this.rules.of(kind);
-        swept[kind] = await sweepInBatches({ kind, size, maxBatches: MAX_BATCHES_PER_RUN }, (batch) => rule.sweep(cutoff, batch));
-        if (swept[kind]) this.logger.log(`Retention: ${swept[kind]} ${kind} row(s) past ${cutoff.toISOString()} swept`);
+        for (const rule of this.rules.of(kind)) {
+          if (this.closing) break;
+          const counted = rule.counted;
+          swept[counted] = await sweepInBatches({ kind: counted, size, maxBatches: MAX_BATCHES_PER_RUN }, (batch) =>
+            rule.sweep(cutoff, batch),
+          );
+          if (swept[counted]) this.logger.log(`Retention: ${swept[counted]} ${counted} row(s) past ${cutoff.toISOString()} swept`);
+        }
       }
       const orphans = { kind: 'attachment_blobs', size: ATTACHMENT_BLOBS_PER_BATCH, maxBatches: MAX_BATCHES_PER_RUN };
       if (!this.closing) swept.attachment_blobs = await sweepInBatches(orphans, (batch) => this.attachments.deleteUnreferenced(batch));

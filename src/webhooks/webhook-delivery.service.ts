@@ -10,6 +10,7 @@ import { endpointHealthCtes, GONE } from './webhook-endpoint-health';
 import { postWebhook } from './webhook-http';
 import { parseRetryAfter } from './webhook-retry-schedule';
 import { TargetRefused, WebhookTargets } from './webhook-targets';
+import { webhookBody } from './webhook-thin-event';
 import { WebhookQueue } from './webhook.queue';
 
 interface DeliveryRow {
@@ -35,6 +36,8 @@ export interface AttemptOutcome {
   retryAfterMs?: number | null;
   /** No retry can help (the webhook is disabled). */
   final?: boolean;
+  /** Not the endpoint's failure (Mailroom could not sign, or the webhook is disabled): left out of its health. */
+  blameless?: boolean;
 }
 
 /** An attempt's log row and the delivery's new state. */
@@ -49,6 +52,9 @@ interface AttemptResult {
   error: string | null;
   response: string | null;
   succeeded: boolean;
+  /** The URL called: the endpoint's health is only kept while the webhook still has it. */
+  url: string;
+  blameless: boolean;
 }
 
 const USER_AGENT = 'Mailroom-Webhooks/1';
@@ -89,7 +95,7 @@ export class WebhookDeliveryService {
     const startedAt = new Date();
     const outcome = delivery.enabled
       ? await this.send(delivery)
-      : { statusCode: null, error: 'the webhook is disabled', response: null, succeeded: false, final: true };
+      : { statusCode: null, error: 'the webhook is disabled', response: null, succeeded: false, final: true, blameless: true };
     const durationMs = Date.now() - startedAt.getTime();
 
     const wait =
@@ -110,6 +116,8 @@ export class WebhookDeliveryService {
       error,
       response,
       succeeded,
+      url: delivery.url,
+      blameless: outcome.blameless ?? false,
     });
     if (moved) webhookAttempts.inc({ outcome: status === 'pending' ? 'retrying' : status });
     if (!moved || wait === null) return outcome;
@@ -159,7 +167,8 @@ export class WebhookDeliveryService {
     const rows: { id: string }[] = await this.dataSource.query(
       `WITH input AS (
          SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(id varchar, attempt int, status varchar, next_attempt_at timestamptz,
-           status_code int, started_at timestamptz, duration_ms int, error text, response text, succeeded boolean)
+           status_code int, started_at timestamptz, duration_ms int, error text, response text, succeeded boolean,
+           url text, blameless boolean)
        ), moved AS (
          UPDATE webhook_deliveries d SET status = i.status, attempts = i.attempt, next_attempt_at = i.next_attempt_at,
            last_status_code = i.status_code, updated_at = now()
@@ -184,6 +193,8 @@ export class WebhookDeliveryService {
             error: r.error,
             response: r.response,
             succeeded: r.succeeded,
+            url: r.url,
+            blameless: r.blameless,
           })),
         ),
         this.config.env.WEBHOOK_DISABLE_AFTER_FAILING_MS,
@@ -198,12 +209,7 @@ export class WebhookDeliveryService {
     try {
       const url = new URL(delivery.url);
       const addresses = await this.targets.addressesOf(url, signal);
-      const body = JSON.stringify({
-        id: delivery.event_id,
-        type: delivery.payload.type,
-        timestamp: delivery.payload.timestamp,
-        ...delivery.payload,
-      });
+      const body = webhookBody(delivery.event_id, delivery.payload);
       const answer = await postWebhook(url, body, this.headers(delivery, body), addresses, signal);
       if (signal.aborted) throw signal.reason;
       const succeeded = answer.statusCode >= 200 && answer.statusCode < 300;
@@ -226,7 +232,7 @@ export class WebhookDeliveryService {
       if (err instanceof SecretBoxError) {
         // The operator's key configuration is not the tenant's business: the log says what, the attempt only that.
         this.logger.error(`Webhook ${delivery.event_id}: ${err.message}`);
-        return failure('the signing secret could not be opened (the server log says why)');
+        return { ...failure('the signing secret could not be opened (the server log says why)'), blameless: true };
       }
       return failure((err as Error).message || String(err));
     }

@@ -1,10 +1,10 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfigService } from '../config/app-config.service';
-import type { AddParam } from '../email/acceptance.repository';
+import { AcceptanceRepository } from '../email/acceptance.repository';
+import { EmailQueue } from '../email/email.queue';
 import { type ComposedEmail, EmailService, type Mailbox } from '../email/email.service';
 import { textToHtml } from '../forms/emails/html-text';
-import { RedisService } from '../redis/redis.service';
 import type { WebhookDisabledReason } from './webhook.entity';
 import { GONE_DETAIL } from './webhook-endpoint-health';
 
@@ -53,10 +53,11 @@ export function disabledNoticeEmail(webhook: DisabledWebhook, from: Mailbox, pub
 
 /**
  * Emails the account's contact about each webhook Mailroom disabled (workers). The disable marks the webhook
- * (disabled_notice_pending, in the statement that disabled it); here the email is accepted in one statement with the
- * mark cleared, so it is sent once and never lost. One instance at a time (Redis lock). Not counted against the
- * account's email quota: an account over it is told all the same. Without a billing customer there is nobody to
- * email: a warning is logged, and the `webhook.disabled` event and the webhook's own state still say it.
+ * (disabled_notice_pending, in the statement that disabled it); here the email is accepted in the transaction that
+ * claims the mark (the row locked, SKIP LOCKED) and clears it, so it is sent once and never lost, however many runs
+ * or instances overlap. Not counted against the account's email quota: an account over it is told all the same.
+ * Without a billing customer there is nobody to email: a warning is logged, and the `webhook.disabled` event and the
+ * webhook's own state still say it.
  */
 @Injectable()
 export class WebhookDisabledNotices implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -67,7 +68,8 @@ export class WebhookDisabledNotices implements OnApplicationBootstrap, OnApplica
   constructor(
     private readonly dataSource: DataSource,
     private readonly email: EmailService,
-    private readonly redis: RedisService,
+    private readonly acceptances: AcceptanceRepository,
+    private readonly emailQueue: EmailQueue,
     private readonly config: AppConfigService,
   ) {}
 
@@ -85,35 +87,46 @@ export class WebhookDisabledNotices implements OnApplicationBootstrap, OnApplica
     await this.running;
   }
 
-  /** Sends the due notices, a page at a time; answers how many webhooks were handled (null: another instance runs). */
-  async sendDue(): Promise<number | null> {
-    const pending: unknown[] = await this.dataSource.query('SELECT 1 FROM webhooks WHERE disabled_notice_pending LIMIT 1');
-    if (pending.length === 0) return 0;
-    return this.redis.withLock(this.redis.key('webhooks', 'disabled-notices-lock'), 60_000, async () => {
-      const due: DisabledWebhook[] = await this.dataSource.query(
-        `SELECT w.id, w.account_id, a.name AS account_name, w.url, w.disabled_reason, w.disabled_at, w.failing_since, c.email AS contact
-         FROM webhooks w JOIN accounts a ON a.id = w.account_id LEFT JOIN billing_customers c ON c.account_id = w.account_id
-         WHERE w.disabled_notice_pending ORDER BY w.disabled_at LIMIT $1`,
-        [PAGE],
-      );
-      for (const webhook of due) {
-        await this.notify(webhook).catch((err: Error) =>
-          this.logger.warn(`Webhook ${webhook.id}: its disable email failed: ${err.message}`),
-        );
-      }
-      return due.length;
-    });
+  /** Sends the due notices, a page at a time; answers how many this run claimed (a concurrent run takes the others). */
+  async sendDue(): Promise<number> {
+    const due: DisabledWebhook[] = await this.dataSource.query(
+      `SELECT w.id, w.account_id, a.name AS account_name, w.url, w.disabled_reason, w.disabled_at, w.failing_since, c.email AS contact
+       FROM webhooks w JOIN accounts a ON a.id = w.account_id LEFT JOIN billing_customers c ON c.account_id = w.account_id
+       WHERE w.disabled_notice_pending ORDER BY w.disabled_at LIMIT $1`,
+      [PAGE],
+    );
+    let claimed = 0;
+    for (const webhook of due) {
+      const sent = await this.notify(webhook).catch((err: Error) => {
+        this.logger.warn(`Webhook ${webhook.id}: its disable email failed: ${err.message}`);
+        return false;
+      });
+      if (sent) claimed++;
+    }
+    return claimed;
   }
 
-  private async notify(webhook: DisabledWebhook): Promise<void> {
-    const sent = (param: AddParam) =>
-      `UPDATE webhooks SET disabled_notice_pending = false WHERE id = ${param(webhook.id)} AND disabled_notice_pending`;
-    if (!webhook.contact) {
-      this.logger.warn(`Webhook ${webhook.id} of account ${webhook.account_id} was disabled; the account has no billing contact to email`);
-    }
+  /** Claims the webhook's mark and, in the same commit, accepts its email; false when another run claimed it first. */
+  private async notify(webhook: DisabledWebhook): Promise<boolean> {
+    // Composed before the transaction: it reads on its own connection, and the transaction holds one.
     const message = webhook.contact
       ? await this.email.compose(webhook.account_id, disabledNoticeEmail(webhook, this.config.formsFrom, this.config.publicUrl))
       : null;
-    await this.email.accept({ messages: message ? [message] : [], statements: [sent], metering: null });
+    const claimed = await this.dataSource.transaction(async (manager) => {
+      const rows: unknown[] = await manager.query(
+        'SELECT id FROM webhooks WHERE id = $1 AND disabled_notice_pending FOR UPDATE SKIP LOCKED',
+        [webhook.id],
+      );
+      if (rows.length === 0) return false;
+      if (message) await this.acceptances.insertWithin(manager, { messages: [message], metering: null });
+      await manager.query('UPDATE webhooks SET disabled_notice_pending = false WHERE id = $1', [webhook.id]);
+      return true;
+    });
+    if (!claimed) return false;
+    if (!webhook.contact) {
+      this.logger.warn(`Webhook ${webhook.id} of account ${webhook.account_id} was disabled; the account has no billing contact to email`);
+    }
+    if (message) void this.emailQueue.enqueue({ messageId: message.message.id, priority: message.message.priority });
+    return true;
   }
 }

@@ -7,17 +7,23 @@ export const FAILING_DETAIL = 'Every attempt failed since';
 
 /**
  * CTEs to follow, in the statement that writes a batch of attempts, the CTEs `input` (each attempt: id, started_at,
- * status_code, succeeded) and `moved` (each delivery the statement moved: id, webhook_id). For each enabled webhook
- * of the batch they keep `failing_since` (the first failure since the last success) and disable the webhook when
- * it answered 410 Gone, or when its failures span `disableAfterMs` (a placeholder of milliseconds; 0: never). A
- * disable sets why and when, marks the email to the account's contact as due (WebhookDisabledNotices sends it) and
- * adds a `webhook.disabled` event to event_outbox when another webhook of the account subscribed to it. The webhook
- * row is written only when one of these changes, so a steady stream of successes costs nothing more; `w.enabled` in
- * the UPDATE makes a webhook disabled by two statements at once disabled (and told) once.
+ * status_code, succeeded, the url called, blameless) and `moved` (each delivery the statement moved: id,
+ * webhook_id). For each enabled webhook of the batch they keep `failing_since` (the first failure since the last
+ * success) and disable the webhook when it answered 410 Gone, or when its failures span `disableAfterMs` (a
+ * placeholder of milliseconds; 0: never). Only the attempts that judge the endpoint count: made to the URL the webhook
+ * still has (not one it had before a change), and not failed by Mailroom's own fault (blameless). A disable sets why
+ * and when, marks the email to the account's contact as due (WebhookDisabledNotices sends it) and adds a
+ * `webhook.disabled` event to event_outbox when another webhook of the account subscribed to it. The webhook row is
+ * written only when one of these changes, so a steady stream of successes costs nothing more. The UPDATE applies
+ * only to the row as it was read (enabled, same URL, same failing_since): a webhook disabled by two statements at
+ * once is disabled (and told) once, and a batch never undoes what a concurrent one committed after it read the row
+ * (a success that cleared failing_since, a URL change).
  */
 export function endpointHealthCtes(disableAfterMs: string): string {
   return `, outcomes AS (
-    SELECT moved.webhook_id, i.started_at, i.succeeded, i.status_code FROM input i JOIN moved ON moved.id = i.id
+    SELECT moved.webhook_id, i.started_at, i.succeeded, i.status_code
+    FROM input i JOIN moved ON moved.id = i.id JOIN webhooks w ON w.id = moved.webhook_id
+    WHERE NOT i.blameless AND i.url = w.url
   ), endpoint_outcomes AS (
     SELECT webhook_id, max(started_at) FILTER (WHERE succeeded) AS last_success, bool_or(status_code = ${GONE}) AS gone
     FROM outcomes GROUP BY webhook_id
@@ -28,7 +34,7 @@ export function endpointHealthCtes(disableAfterMs: string): string {
     FROM endpoint_outcomes e JOIN outcomes o ON o.webhook_id = e.webhook_id
     GROUP BY e.webhook_id, e.gone, e.last_success
   ), endpoint_next AS (
-    SELECT w.id, w.failing_since AS was_failing_since, f.gone, f.last_failure,
+    SELECT w.id, w.url, w.failing_since AS was_failing_since, f.gone, f.last_failure,
       CASE WHEN f.last_success IS NULL THEN COALESCE(w.failing_since, f.first_failure) ELSE f.first_failure END AS failing_since
     FROM endpoint_failures f JOIN webhooks w ON w.id = f.webhook_id
     WHERE w.enabled
@@ -48,7 +54,8 @@ export function endpointHealthCtes(disableAfterMs: string): string {
       disabled_notice_pending = v.disable IS NOT NULL,
       updated_at = CASE WHEN v.disable IS NULL THEN w.updated_at ELSE now() END
     FROM endpoint_verdict v
-    WHERE w.id = v.id AND w.enabled AND (v.disable IS NOT NULL OR v.failing_since IS DISTINCT FROM v.was_failing_since)
+    WHERE w.id = v.id AND w.enabled AND w.url = v.url AND w.failing_since IS NOT DISTINCT FROM v.was_failing_since
+      AND (v.disable IS NOT NULL OR v.failing_since IS DISTINCT FROM v.was_failing_since)
     RETURNING w.id, w.account_id, w.url, w.disabled_reason, w.disabled_at, w.failing_since
   ), disabled_event AS (
     INSERT INTO event_outbox (account_id, type, payload)

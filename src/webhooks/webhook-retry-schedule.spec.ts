@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { parseRetryAfter, WebhookRetrySchedule } from './webhook-retry-schedule';
 
 describe('WebhookRetrySchedule', () => {
@@ -83,6 +84,21 @@ describe('parseRetryAfter', () => {
   it('reads an HTTP date, a past one as no wait', () => {
     expect(parseRetryAfter('Tue, 09 Jun 2026 11:00:00 GMT', now)).toBe(3_600_000);
     expect(parseRetryAfter('Tue, 09 Jun 2026 09:00:00 GMT', now)).toBe(0);
+  });
+
+  it('reads the other HTTP date forms in GMT, whatever the server’s zone', () => {
+    // A zone is fixed when the process starts: this module is loaded again in a process living in New York.
+    const script = `
+      const { transformFileSync } = require('@swc/core');
+      const { code } = transformFileSync(${JSON.stringify(require.resolve('./webhook-retry-schedule'))}, {
+        jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } });
+      const loaded = { exports: {} };
+      new Function('exports', 'module', 'require', code)(loaded.exports, loaded, require);
+      const now = ${now};
+      console.log(JSON.stringify(['Tue Jun  9 11:00:00 2026', 'Tuesday, 09-Jun-26 11:00:00 GMT', 'Tue, 09 Jun 2026 11:00:00 GMT']
+        .map((value) => loaded.exports.parseRetryAfter(value, now))));`;
+    const output = execFileSync(process.execPath, ['-e', script], { env: { ...process.env, TZ: 'America/New_York' } });
+    expect(JSON.parse(output.toString())).toEqual([3_600_000, 3_600_000, 3_600_000]);
   });
 
   it.each([undefined, null, '', '-5', '1.5', 'soon', 'in 5 minutes'])('ignores %p', (value) => {

@@ -63,7 +63,8 @@ export class WebhookRetrySchedule {
 
 /**
  * A Retry-After header's wait in ms from `now`: delay-seconds or an HTTP date (RFC 9110 §10.2.3); a date in the
- * past is 0; null when absent or neither.
+ * past is 0; null when absent or neither. HTTP dates are in GMT: one without a zone (the asctime form) is read as
+ * GMT, not in the server's local zone.
  */
 export function parseRetryAfter(value: string | null | undefined, now: number): number | null {
   const text = value?.trim();
@@ -71,7 +72,8 @@ export function parseRetryAfter(value: string | null | undefined, now: number): 
   if (/^\d+$/.test(text)) return Math.min(Number(text), MAX_RETRY_AFTER_S) * 1000;
   // Date.parse also reads bare numbers and other odd forms: a date has its day or month spelled out.
   if (!/[a-z]{3}/i.test(text)) return null;
-  const at = Date.parse(text);
+  const zoned = /(?:[a-z]|[+-]\d{2}:?\d{2})$/i.test(text);
+  const at = Date.parse(zoned ? text : `${text} GMT`);
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 

@@ -15,7 +15,8 @@ describe('capPayload', () => {
 
   it('leaves a payload whose body fits alone', () => {
     const small = { ...submission, fields: { message: 'hi' } };
-    expect(capPayload('evt_1', small, 4096, url)).toEqual({ payload: small, thin: false });
+    expect(capPayload('evt_1', small, 4096, url)).toMatchObject({ payload: small, thin: false });
+    expect(capPayload('evt_1', small, 4096, url).bytes).toBe(Buffer.byteLength(webhookBody('evt_1', small)));
   });
 
   it('counts the body as sent, id included, against the cap', () => {

@@ -6,11 +6,20 @@ export interface CappedPayload {
   payload: Record<string, unknown>;
   /** The payload was too large: the full one is to be stored for the fetch URL. */
   thin: boolean;
+  /** The bytes of the body sent (the thin one when thin). */
+  bytes: number;
+  /** The bytes of the whole event's body. */
+  fullBytes: number;
 }
 
-/** The JSON a webhook receives: `id`, `type` and `timestamp` first, then the payload's fields (D-23). */
+/** The event a webhook receives: `id`, `type` and `timestamp` first, then the payload's fields (D-23). */
+export function webhookEvent(eventId: string, payload: Record<string, unknown>): Record<string, unknown> {
+  return { id: eventId, type: payload.type, timestamp: payload.timestamp, ...payload };
+}
+
+/** The event as the JSON sent, and measured against the cap: the one place it is built. */
 export function webhookBody(eventId: string, payload: Record<string, unknown>): string {
-  return JSON.stringify({ id: eventId, type: payload.type, timestamp: payload.timestamp, ...payload });
+  return JSON.stringify(webhookEvent(eventId, payload));
 }
 
 /**
@@ -20,12 +29,14 @@ export function webhookBody(eventId: string, payload: Record<string, unknown>): 
  */
 export function capPayload(eventId: string, payload: Record<string, unknown>, maxBytes: number, fullEventUrl: string): CappedPayload {
   const fullBytes = Buffer.byteLength(webhookBody(eventId, payload));
-  if (fullBytes <= maxBytes) return { payload, thin: false };
+  if (fullBytes <= maxBytes) return { payload, thin: false, bytes: fullBytes, fullBytes };
   const reference = { thin: true, fullEventBytes: fullBytes, fullEventUrl };
   const identifying = Object.fromEntries(Object.entries(payload).filter(([, value]) => isIdentifying(value)));
   const thin = { ...identifying, type: payload.type, timestamp: payload.timestamp, ...reference };
-  if (Buffer.byteLength(webhookBody(eventId, thin)) <= maxBytes) return { payload: thin, thin: true };
-  return { payload: { type: payload.type, timestamp: payload.timestamp, ...reference }, thin: true };
+  const thinBytes = Buffer.byteLength(webhookBody(eventId, thin));
+  if (thinBytes <= maxBytes) return { payload: thin, thin: true, bytes: thinBytes, fullBytes };
+  const bare = { type: payload.type, timestamp: payload.timestamp, ...reference };
+  return { payload: bare, thin: true, bytes: Buffer.byteLength(webhookBody(eventId, bare)), fullBytes };
 }
 
 function isIdentifying(value: unknown): boolean {

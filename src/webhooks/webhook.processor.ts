@@ -4,20 +4,26 @@ import type { Job, Queue } from 'bull';
 import { AppConfigService } from '../config/app-config.service';
 import { JobName, QueueName } from '../queue/queue.constants';
 import { type AttemptOutcome, WebhookDeliveryService } from './webhook-delivery.service';
-import { type Grant, WebhookEndpointGate } from './webhook-endpoint-gate';
+import { type EndpointVerdict, type Grant, WebhookEndpointGate } from './webhook-endpoint-gate';
 import type { EndpointLimits } from './webhook-endpoint-limits';
 import { WebhookEndpoints } from './webhook-endpoints';
 import { OVERLOADED_STATUSES } from './webhook-retry-schedule';
 import { type DeliverWebhookJob, WebhookQueue, type WakeWebhookEndpointJob } from './webhook.queue';
 
+/** Attempts one job makes in a row on its endpoint's slot, and how long it keeps the slot, before handing it on. */
+export const FOLLOW_MAX_ATTEMPTS = 20;
+export const FOLLOW_MAX_MS = 1000;
+
 /**
  * The `webhooks` queue's worker (APP_ROLE worker or all), registered at start so that its concurrency comes from
  * WEBHOOK_WORKER_CONCURRENCY. An attempt's job puts the attempt in its endpoint's own queue (WebhookEndpointGate)
  * and, when the endpoint has a free slot, makes the attempt at that queue's head; then the next ones, handing
- * the slot on, while the endpoint has them and its limits allow. An attempt that finds no slot is left in its
- * endpoint's queue and its job ends: a slow or dead endpoint holds at most its own slots' worth of workers, and
- * every other endpoint's attempts go on. A wake job (after a pause or the rate limit, or from the sweeper) takes
- * from an endpoint's queue the same way.
+ * the slot on, while the endpoint has them and its limits allow, for at most FOLLOW_MAX_ATTEMPTS attempts or
+ * FOLLOW_MAX_MS. Then it gives the slot back and wakes the endpoint's queue with a job at the back of the Bull
+ * queue, so that the jobs of other endpoints waiting there get workers first. An attempt that finds no slot is left
+ * in its endpoint's queue and its job ends: a slow or dead endpoint holds at most its own slots' worth of workers
+ * (one while its last attempt failed), and every other endpoint's attempts go on. A wake job (after a pause or
+ * the rate limit, or from the sweeper) takes from an endpoint's queue the same way.
  */
 @Injectable()
 export class WebhookProcessor implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -36,17 +42,20 @@ export class WebhookProcessor implements OnApplicationBootstrap, BeforeApplicati
   onApplicationBootstrap(): void {
     // One processor for both job names: Bull adds up the concurrency of named processors.
     this.queue
-      .process('*', this.config.env.WEBHOOK_WORKER_CONCURRENCY, (job: Job<DeliverWebhookJob | WakeWebhookEndpointJob>) =>
-        job.name === (JobName.WakeWebhookEndpoint as string)
-          ? this.wake(job.data as WakeWebhookEndpointJob)
-          : this.deliver(job.data as DeliverWebhookJob),
-      )
+      .process('*', this.config.env.WEBHOOK_WORKER_CONCURRENCY, (job: Job<DeliverWebhookJob | WakeWebhookEndpointJob>) => this.handle(job))
       .catch((err: Error) => this.logger.error(`The webhook worker stopped: ${err.message}`));
   }
 
   /** Attempts end with the one in progress: the slot goes back, and the endpoint's queue waits for another worker. */
   beforeApplicationShutdown(): void {
     this.stopping = true;
+  }
+
+  /** One job of the `webhooks` queue; answers what it did (Bull Board shows it). */
+  handle(job: Pick<Job<DeliverWebhookJob | WakeWebhookEndpointJob>, 'name' | 'data'>): Promise<string> {
+    return job.name === (JobName.WakeWebhookEndpoint as string)
+      ? this.wake(job.data as WakeWebhookEndpointJob)
+      : this.deliver(job.data as DeliverWebhookJob);
   }
 
   private async deliver(job: DeliverWebhookJob): Promise<string> {
@@ -66,29 +75,46 @@ export class WebhookProcessor implements OnApplicationBootstrap, BeforeApplicati
     return this.follow(job.webhookId, limits, grant, job.fanOut);
   }
 
-  /** Makes the granted attempt and the next ones of the endpoint's queue, one after the other, on the same slot. */
+  /**
+   * Makes the granted attempt and the next ones of the endpoint's queue, one after the other, on the same slot, until
+   * the queue is empty, the endpoint has no room, or this job had its turn. Whatever fails, the slot is given back.
+   */
   private async follow(webhookId: string, limits: EndpointLimits, first: Grant, fanOut: boolean): Promise<string> {
+    const startedAt = Date.now();
     let grant = first;
     let made = 0;
     await this.scheduleWakes(webhookId, grant, fanOut);
     while (grant.run) {
       const run = grant.run;
-      let outcome: AttemptOutcome | null;
+      let released = false;
       try {
-        outcome = await this.delivery.attempt(run.deliveryId, run.attempt);
-      } catch (err) {
-        // Not recorded: the sweeper queues it again. The slot goes back, and others are woken for the queue.
-        const released = await this.gate.acquire(webhookId, limits, { released: run, take: false });
-        await this.scheduleWakes(webhookId, released, true);
-        throw err;
+        const outcome = await this.delivery.attempt(run.deliveryId, run.attempt);
+        made++;
+        if (outcome) await this.pauseIfOverloaded(webhookId, outcome);
+        // A failed read keeps the limits known: the slot must go back whatever happens.
+        const current = (await this.endpoints.limitsOf(webhookId).catch(() => limits)) ?? limits;
+        const turnOver = made >= FOLLOW_MAX_ATTEMPTS || Date.now() - startedAt >= FOLLOW_MAX_MS;
+        const take = !this.stopping && !turnOver;
+        grant = await this.gate.acquire(webhookId, current, { released: run, verdict: verdictOf(outcome), take });
+        released = true;
+        // Giving the slot up (or getting them all back) leaves room that a wake at the back of the Bull queue takes.
+        await this.scheduleWakes(webhookId, grant, !take || grant.opened);
+      } finally {
+        if (!released) await this.giveBack(webhookId, limits, run);
       }
-      made++;
-      if (outcome) await this.pauseIfOverloaded(webhookId, outcome);
-      const current = (await this.endpoints.limitsOf(webhookId)) ?? limits;
-      grant = await this.gate.acquire(webhookId, current, { released: run, take: !this.stopping });
-      await this.scheduleWakes(webhookId, grant, this.stopping);
     }
     return made === 0 ? 'waiting in the endpoint’s queue' : `made ${made} attempt${made === 1 ? '' : 's'}`;
+  }
+
+  /** The slot of an attempt that failed unexpectedly (not recorded: the sweeper queues it again) goes back, and others are woken for the queue. */
+  private async giveBack(webhookId: string, limits: EndpointLimits, run: DeliverWebhookJob): Promise<void> {
+    try {
+      const released = await this.gate.acquire(webhookId, limits, { released: run, take: false });
+      await this.scheduleWakes(webhookId, released, true);
+    } catch (err) {
+      // The error that got here is the one to report: the lease lapses, and the sweeper wakes the queue.
+      this.logger.warn(`Could not give back a slot of webhook ${webhookId}: ${(err as Error).message}`);
+    }
   }
 
   /** An endpoint that says it is overloaded gets no other attempt for a while (its Retry-After, within bounds). */
@@ -107,4 +133,10 @@ export class WebhookProcessor implements OnApplicationBootstrap, BeforeApplicati
       this.logger.warn(`Could not wake the queue of webhook ${webhookId}, the sweeper will: ${(err as Error).message}`);
     }
   }
+}
+
+/** What an attempt says about its endpoint: nothing when none was made or the failure was not the endpoint's. */
+export function verdictOf(outcome: AttemptOutcome | null): EndpointVerdict {
+  if (!outcome || outcome.blameless) return null;
+  return outcome.succeeded ? 'ok' : 'failed';
 }

@@ -2,29 +2,22 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { DataSource } from 'typeorm';
 import { newId } from '../common/ids';
 import { AppConfigService } from '../config/app-config.service';
-import { capPayload } from './webhook-thin-event';
+import { type OutboxEvent, planPublishing, type Subscriber } from './webhook-publish-plan';
 import { WebhookQueue } from './webhook.queue';
 
 const BATCH = 500;
-
-interface OutboxRow {
-  id: string;
-  account_id: string;
-  type: string;
-  payload: Record<string, unknown>;
-}
-
-interface SubscriberRow {
-  id: string;
-  account_id: string;
-  events: string[];
-}
+/**
+ * Bytes of event payloads one batch loads at most, and bytes of payloads it writes at most (deliveries' and full
+ * bodies'); the first event always goes. Far below what one string (a statement's JSON parameter) can hold.
+ */
+const BATCH_BYTES = 32 * 1024 * 1024;
 
 /**
  * Turns event_outbox rows into webhook deliveries (workers). Every WEBHOOK_POLL_INTERVAL_MS, in one transaction:
- * up to 500 unpublished events in id order (SKIP LOCKED: several workers share the work), the enabled webhooks of
- * their accounts subscribed to them, one delivery per (event, webhook) under one event id per event, and the
- * events marked published; the first attempts are queued after the commit. Full batches are followed at once.
+ * up to 500 unpublished events in id order (SKIP LOCKED: several workers share the work) and up to BATCH_BYTES of
+ * them, the enabled webhooks of their accounts subscribed to them, one delivery per (event, webhook) under one event
+ * id per event while their payloads fit BATCH_BYTES, and those events marked published; the first attempts are
+ * queued after the commit. Full batches are followed at once.
  * An event whose body would pass WEBHOOK_MAX_PAYLOAD_BYTES is delivered thin; its full body is kept once, in
  * webhook_event_bodies, for `GET /email/webhooks/events/{id}`.
  */
@@ -64,63 +57,63 @@ export class WebhookPublisher implements OnApplicationBootstrap, OnApplicationSh
   }
 
   private async drain(): Promise<void> {
-    while (!this.stopped && (await this.publishBatch()) === BATCH);
+    while (!this.stopped && (await this.publishBatch()).more);
   }
 
-  /** Publishes one batch; returns how many events it took. */
-  async publishBatch(): Promise<number> {
-    const maxBytes = this.config.env.WEBHOOK_MAX_PAYLOAD_BYTES;
+  /** Publishes one batch; answers how many events it took, and whether more may be waiting. */
+  async publishBatch(): Promise<{ published: number; more: boolean }> {
+    const maxPayloadBytes = this.config.env.WEBHOOK_MAX_PAYLOAD_BYTES;
     const publicUrl = this.config.publicUrl;
-    const { events, deliveryIds } = await this.dataSource.transaction(async (manager) => {
-      const events: OutboxRow[] = await manager.query(
-        'SELECT id, account_id, type, payload FROM event_outbox WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED',
-        [BATCH],
+    const { published, more, deliveryIds } = await this.dataSource.transaction(async (manager) => {
+      const events: (OutboxEvent & { candidates: string })[] = await manager.query(
+        `WITH candidates AS (
+           SELECT id, octet_length(payload::text) AS bytes FROM event_outbox
+           WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED
+         )
+         SELECT e.id, e.account_id, e.type, e.payload, c.candidates
+         FROM (SELECT id, count(*) OVER () AS candidates, sum(bytes) OVER (ORDER BY id) - bytes AS before FROM candidates) c
+         JOIN event_outbox e ON e.id = c.id
+         WHERE c.before < $2 ORDER BY e.id`,
+        [BATCH, BATCH_BYTES],
       );
-      if (events.length === 0) return { events, deliveryIds: [] };
-      const subscribers: SubscriberRow[] = await manager.query(
+      if (events.length === 0) return { published: 0, more: false, deliveryIds: [] };
+      const subscribers: Subscriber[] = await manager.query(
         'SELECT id, account_id, events FROM webhooks WHERE enabled AND account_id = ANY($1)',
         [[...new Set(events.map((e) => e.account_id))]],
       );
-      const fullBodies: { id: string; account_id: string; event_type: string; payload: Record<string, unknown> }[] = [];
-      const deliveries = events.flatMap((event) => {
-        const eventId = newId('evt');
-        const targets = subscribers.filter((webhook) => webhook.account_id === event.account_id && webhook.events.includes(event.type));
-        if (targets.length === 0) return [];
-        const { payload, thin } = capPayload(eventId, event.payload, maxBytes, `${publicUrl}/email/webhooks/events/${eventId}`);
-        if (thin) fullBodies.push({ id: eventId, account_id: event.account_id, event_type: event.type, payload: event.payload });
-        return targets.map((webhook) => ({
-          id: newId('whd'),
-          account_id: event.account_id,
-          webhook_id: webhook.id,
-          event_id: eventId,
-          event_type: event.type,
-          payload,
-        }));
+      const plan = planPublishing(events, subscribers, {
+        maxPayloadBytes,
+        budgetBytes: BATCH_BYTES,
+        fullEventUrl: (eventId) => `${publicUrl}/email/webhooks/events/${eventId}`,
+        newEventId: () => newId('evt'),
+        newDeliveryId: () => newId('whd'),
       });
-      if (fullBodies.length > 0) {
+      if (plan.fullBodies.length > 0) {
         await manager.query(
           `INSERT INTO webhook_event_bodies (id, account_id, event_type, payload)
            SELECT b.id, b.account_id, b.event_type, b.payload
            FROM jsonb_to_recordset($1::jsonb) AS b(id varchar, account_id varchar, event_type varchar, payload jsonb)`,
-          [JSON.stringify(fullBodies)],
+          [JSON.stringify(plan.fullBodies)],
         );
       }
-      if (deliveries.length > 0) {
+      if (plan.deliveries.length > 0) {
         await manager.query(
           `INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event_type, payload, status, next_attempt_at)
            SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.event_type, d.payload, 'pending', now()
            FROM jsonb_to_recordset($1::jsonb) AS d(id varchar, account_id varchar, webhook_id varchar, event_id varchar, event_type varchar, payload jsonb)`,
-          [JSON.stringify(deliveries)],
+          [JSON.stringify(plan.deliveries)],
         );
       }
-      await manager.query('UPDATE event_outbox SET published_at = now() WHERE id = ANY($1::bigint[])', [events.map((e) => e.id)]);
-      return { events, deliveryIds: deliveries.map((d) => d.id) };
+      await manager.query('UPDATE event_outbox SET published_at = now() WHERE id = ANY($1::bigint[])', [plan.taken.map((e) => e.id)]);
+      // Fewer events than the batch's count: the loaded bytes or the written ones were its bound, and more may wait.
+      const full = events.length === BATCH || events.length < Number(events[0].candidates) || plan.cut;
+      return { published: plan.taken.length, more: full, deliveryIds: plan.deliveries.map((d) => d.id) };
     });
     try {
       await this.webhookQueue.add(deliveryIds.map((deliveryId) => ({ deliveryId, attempt: 1 })));
     } catch (err) {
       this.logger.warn(`Could not queue ${deliveryIds.length} webhook deliveries, the sweeper will: ${(err as Error).message}`);
     }
-    return events.length;
+    return { published, more };
   }
 }

@@ -19,7 +19,7 @@ const PAGE = 500;
 export class WebhookSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(WebhookSweeper.name);
   private timer?: NodeJS.Timeout;
-  private running?: Promise<number>;
+  private running?: Promise<unknown>;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -32,10 +32,7 @@ export class WebhookSweeper implements OnApplicationBootstrap, OnApplicationShut
     this.timer = setInterval(() => {
       if (this.running) return;
       this.running = this.sweep()
-        .catch((err: Error) => {
-          this.logger.warn(`Webhook sweep failed: ${err.message}`);
-          return 0;
-        })
+        .catch((err: Error) => this.logger.warn(`Webhook sweep failed: ${err.message}`))
         .finally(() => (this.running = undefined));
     }, SWEEP_INTERVAL_MS);
   }
@@ -45,8 +42,8 @@ export class WebhookSweeper implements OnApplicationBootstrap, OnApplicationShut
     await this.running;
   }
 
-  /** Re-adds the missing jobs of overdue pending deliveries; returns how many. */
-  async sweep(overdueBefore = new Date(Date.now() - OVERDUE_AFTER_MS)): Promise<number> {
+  /** Re-adds the missing jobs of overdue pending deliveries; returns how many (null: another instance sweeps). */
+  async sweep(overdueBefore = new Date(Date.now() - OVERDUE_AFTER_MS)): Promise<number | null> {
     const requeued = await this.redis.withLock(this.redis.key('webhooks', 'sweeper-lock'), SWEEP_INTERVAL_MS, async () => {
       let requeued = 0;
       let afterId = '';
@@ -73,6 +70,6 @@ export class WebhookSweeper implements OnApplicationBootstrap, OnApplicationShut
       return requeued;
     });
     if (requeued) this.logger.log(`Re-queued ${requeued} webhook deliveries that had no queue job`);
-    return requeued ?? 0;
+    return requeued;
   }
 }

@@ -12,6 +12,7 @@ import { WebhookAttempt } from './webhook-attempt.entity';
 import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 import { DEFAULT_MAX_CONCURRENCY } from './webhook-endpoint-limits';
 import { WebhookEventBody } from './webhook-event-body.entity';
+import { webhookEvent } from './webhook-thin-event';
 import { parseWebhookUrl, TargetRefused, WebhookTargets } from './webhook-targets';
 import { Webhook } from './webhook.entity';
 import { WebhookQueue } from './webhook.queue';
@@ -99,6 +100,8 @@ export class WebhooksService {
     const webhook = await this.get(accountId, id);
     const changes: Partial<Pick<Webhook, 'url' | 'events' | 'description' | 'maxConcurrency' | 'rateLimitPerSecond'> & EnabledState> = {};
     if (dto.url !== undefined) changes.url = await this.checkedUrl(dto.url);
+    // The failures so far were another URL's: the new one starts with a clean record.
+    if (changes.url !== undefined && changes.url !== webhook.url) changes.failingSince = null;
     if (dto.events !== undefined) changes.events = [...new Set(dto.events)];
     if (dto.description !== undefined) changes.description = dto.description;
     if (dto.maxConcurrency !== undefined) changes.maxConcurrency = dto.maxConcurrency;
@@ -215,8 +218,7 @@ export class WebhooksService {
       (await this.eventBodies.findOne({ where: { id: eventId, accountId }, select: { payload: true } })) ??
       (await this.deliveries.findOne({ where: { eventId, accountId }, select: { payload: true } }));
     if (!stored) throw AppException.notFound('Event', eventId);
-    const { payload } = stored;
-    return { id: eventId, type: payload.type, timestamp: payload.timestamp, ...payload };
+    return webhookEvent(eventId, stored.payload);
   }
 
   private async withAttempts(deliveries: WebhookDelivery[]): Promise<DeliveryWithAttempts[]> {

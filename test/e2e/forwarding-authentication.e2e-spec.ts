@@ -66,6 +66,10 @@ describe('Forwarding: SPF, DKIM, DMARC and ARC of received mail', () => {
     // A sender authenticated by SPF alone (the client of the test is 127.0.0.1).
     dns.setTxt('spf-only.test', 'v=spf1 ip4:127.0.0.1 -all');
     dns.setTxt('_dmarc.spf-only.test', 'v=DMARC1; p=reject');
+    // An attacker's signing domain whose DNS fails (SERVFAIL): its signatures end in temperror.
+    dns.setFailure('s1._domainkey.lame.attacker.test', 'servfail');
+    // A sender whose DMARC record cannot be looked up.
+    dns.setFailure('_dmarc.flaky.test', 'servfail');
 
     client = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
     receiverResolver = new dnsPromises.Resolver();
@@ -167,6 +171,39 @@ describe('Forwarding: SPF, DKIM, DMARC and ARC of received mail', () => {
       /^550 5\.7\.1 Unauthenticated mail from strict-bank\.test is not accepted due to the domain's DMARC policy \(p=reject\)/,
     );
     expect(await storedWithSubject(s)).toBe(0);
+  });
+
+  it('refuses with 550 5.7.1 a p=reject failure carrying a signature of another domain whose key lookup fails', async () => {
+    const s = subject('junk signature');
+    const unsigned = message('CEO <ceo@strict-bank.test>', s);
+    const key = {
+      signingDomain: 'lame.attacker.test',
+      selector: 's1',
+      privateKey: news.privateKey.export({ type: 'pkcs8', format: 'pem' }),
+    };
+    const { signatures } = await dkimSign(unsigned, { ...key, signatureData: [key] });
+    const answer = await refusal('ceo@strict-bank.test', Buffer.concat([Buffer.from(signatures), unsigned]));
+    expect(answer.response).toMatch(
+      /^550 5\.7\.1 Unauthenticated mail from strict-bank\.test is not accepted due to the domain's DMARC policy/,
+    );
+    expect(await storedWithSubject(s)).toBe(0);
+  });
+
+  it('answers 451 4.4.3 while the DMARC record of the From domain cannot be looked up, storing nothing', async () => {
+    const s = subject('flaky dmarc');
+    const answer = await refusal('ceo@flaky.test', message('ceo@flaky.test', s));
+    expect(answer.responseCode).toBe(451);
+    expect(answer.response).toMatch(/^451 4\.4\.3 Could not look up the DMARC policy of flaky\.test/);
+    expect(await storedWithSubject(s)).toBe(0);
+  });
+
+  it('refuses with 550 5.7.1 a From header without an address, however a mail reader would show it', async () => {
+    for (const from of ['=?utf-8?Q?boss=40fwd.test?=', 'undisclosed:;']) {
+      const s = subject('no author');
+      const answer = await refusal('someone@elsewhere.test', message(from, s));
+      expect(answer.response).toMatch(/^550 5\.7\.1 The From header holds no author address/);
+      expect(await storedWithSubject(s)).toBe(0);
+    }
   });
 
   it('forwards a DKIM-signed message with our Authentication-Results and an ARC set the receiver validates', async () => {

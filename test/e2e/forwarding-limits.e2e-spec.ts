@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { connect, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount } from '../support/factories';
 import { freePort } from '../support/free-port';
 import { rawMessage } from '../support/raw-message';
+import { SmtpSession } from '../support/smtp-session';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait-for';
@@ -15,58 +15,12 @@ const MAX_CONNECTIONS = 8;
 const MAX_CONNECTIONS_PER_IP = 5;
 const DOMAIN = 'limits.acme.test';
 
-/** An SMTP client over a raw socket from a chosen loopback address: each call resolves with the server's next reply. */
-class RawSmtp {
-  private buffered = '';
-  private readonly waiting: ((reply: string) => void)[] = [];
-  private readonly replies: string[] = [];
-
-  private constructor(readonly socket: Socket) {
-    socket.on('data', (data: Buffer) => {
-      this.buffered += data.toString('latin1');
-      // A reply ends with a line whose code is followed by a space (not a dash).
-      for (let match; (match = /^(?:\d{3}-[^\n]*\n)*\d{3} [^\n]*\n/.exec(this.buffered));) {
-        this.buffered = this.buffered.slice(match[0].length);
-        const waiter = this.waiting.shift();
-        if (waiter) waiter(match[0]);
-        else this.replies.push(match[0]);
-      }
-    });
-    socket.on('error', () => undefined);
-  }
-
-  /** Connects from `from` (any 127.0.0.0/8 address is this host) and resolves with the greeting. */
-  static async open(port: number, from: string): Promise<{ client: RawSmtp; greeting: string }> {
-    const client = new RawSmtp(connect({ port, host: '127.0.0.1', localAddress: from }));
-    return { client, greeting: await client.reply() };
-  }
-
-  reply(): Promise<string> {
-    const ready = this.replies.shift();
-    if (ready) return Promise.resolve(ready);
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-
-  async command(line: string): Promise<string> {
-    this.socket.write(`${line}\r\n`);
-    return this.reply();
-  }
-
-  write(bytes: Buffer): Promise<void> {
-    return new Promise((resolve, reject) => this.socket.write(bytes, (err) => (err ? reject(err) : resolve())));
-  }
-
-  close(): void {
-    this.socket.destroy();
-  }
-}
-
 describe('Forwarding: connection caps and spooling of the inbound SMTP server', () => {
   let t: TestApp;
   let sink: SmtpSink;
   let port: number;
   let spoolDir: string;
-  const clients: RawSmtp[] = [];
+  const clients: SmtpSession[] = [];
 
   beforeAll(async () => {
     spoolDir = mkdtempSync(join(tmpdir(), 'mailroom-spool-test-'));
@@ -103,7 +57,7 @@ describe('Forwarding: connection caps and spooling of the inbound SMTP server', 
   });
 
   async function open(from: string): Promise<string> {
-    const { client, greeting } = await RawSmtp.open(port, from);
+    const { session: client, greeting } = await SmtpSession.open(port, from);
     clients.push(client);
     return greeting;
   }
@@ -133,7 +87,7 @@ describe('Forwarding: connection caps and spooling of the inbound SMTP server', 
     const raw = rawMessage(`info@${DOMAIN}`, subject, { body });
     expect(raw.length).toBeGreaterThan(20 * 1024 * 1024);
 
-    const { client, greeting } = await RawSmtp.open(port, '127.0.0.5');
+    const { session: client, greeting } = await SmtpSession.open(port, '127.0.0.5');
     clients.push(client);
     expect(greeting).toMatch(/^220 /);
     expect(await client.command('EHLO client.test')).toMatch(/^250/);

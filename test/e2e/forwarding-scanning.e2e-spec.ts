@@ -12,12 +12,21 @@ import { createTestApp, TestApp } from '../support/test-app';
 /** SpamAssassin's test string (https://spamassassin.apache.org/gtube/): 1000 points by itself. */
 const GTUBE = 'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X';
 
+/** What spamd is given of a message at most: small, so that a message past it stays quick to scan. */
+const SPAMD_MAX_BYTES = 64 * 1024;
+
 const PLAIN = 'plain.scan.test'; // default settings: spam threshold 5
 const STRICT = 'strict.scan.test'; // spam threshold 2
 const TOOLS = 'tools.scan.test'; // takes programs and disk images
 
-/** A message with one attachment, base64-encoded as mail clients send files. */
-function withAttachment(to: string, subject: string, filename: string, bytes: Buffer): Buffer {
+/** A message with one attachment, base64-encoded as mail clients send files; `contentType` is its top-level field. */
+function withAttachment(
+  to: string,
+  subject: string,
+  filename: string,
+  bytes: Buffer,
+  contentType = 'Content-Type: multipart/mixed; boundary="part-boundary"',
+): Buffer {
   const base64 = (bytes.toString('base64').match(/.{1,76}/g) ?? []).join('\r\n');
   return Buffer.from(
     [
@@ -27,7 +36,7 @@ function withAttachment(to: string, subject: string, filename: string, bytes: Bu
       `Message-ID: <${subject.replace(/\W/g, '')}@origin.test>`,
       'Date: Mon, 23 Nov 2026 10:00:00 +0000',
       'MIME-Version: 1.0',
-      'Content-Type: multipart/mixed; boundary="part-boundary"',
+      contentType,
       '',
       '--part-boundary',
       'Content-Type: text/plain; charset=utf-8',
@@ -86,6 +95,7 @@ describe('Forwarding: spam and virus scanning at DATA (spamd, clamd, attachment 
         INBOUND_CLAMD_ADDRESS: clamd.address,
         INBOUND_SPAMD_TIMEOUT_MS: '10000',
         INBOUND_CLAMD_TIMEOUT_MS: '10000',
+        INBOUND_SPAMD_MAX_BYTES: String(SPAMD_MAX_BYTES),
       },
     });
     const account = await createAccount(t, 'Scanned');
@@ -142,6 +152,16 @@ describe('Forwarding: spam and virus scanning at DATA (spamd, clamd, attachment 
     const answer = await send([`info@${PLAIN}`], rawMessage(`info@${PLAIN}`, s, { body: `${GTUBE}\r\n` }));
     expect(answer).toMatch(/^554 5\.7\.1 Message refused as spam \(score 1\d{3}(\.\d)?, threshold 5\)/);
     expect(await storedCount()).toBe(before);
+    await expectNoneForwarded([s]);
+  });
+
+  it('refuses spam in the last part of a message padded at its start past what spamd is given', async () => {
+    const s = subject('padded gtube');
+    const padding = 'Dear customer, this line is here to fill the message.\r\n'.repeat((2 * SPAMD_MAX_BYTES) / 50);
+    const parts = ['--b', 'Content-Type: text/plain', '', `${padding}--b`, 'Content-Type: text/plain', '', GTUBE, '--b--', ''];
+    const raw = rawMessage(`info@${PLAIN}`, s, { headers: ['Content-Type: multipart/mixed; boundary="b"'], body: parts.join('\r\n') });
+    expect(raw.length).toBeGreaterThan(2 * SPAMD_MAX_BYTES);
+    expect(await send([`info@${PLAIN}`], raw)).toMatch(/^554 5\.7\.1 Message refused as spam/);
     await expectNoneForwarded([s]);
   });
 
@@ -229,11 +249,48 @@ describe('Forwarding: spam and virus scanning at DATA (spamd, clamd, attachment 
     expect(mail.parsed!.attachments[0].content.equals(PROGRAM)).toBe(true);
   });
 
+  it('refuses a program attached under a top-level Content-Type written with a space before its colon', async () => {
+    // Mail readers (mailparser among them) take `Content-Type :` as the field: the attachment is there for them.
+    const s = subject('spaced type');
+    const raw = withAttachment(`info@${PLAIN}`, s, 'invoice.pdf', PROGRAM, 'Content-Type : multipart/mixed; boundary="part-boundary"');
+    expect(await send([`info@${PLAIN}`], raw)).toBe(
+      '554 5.7.1 Message refused: the attachment "invoice.pdf" is a program or installer (exe)',
+    );
+    await expectNoneForwarded([s]);
+  });
+
+  it('scans a bounce coming back to its sender through an SRS address as any forwarded message', async () => {
+    const s = subject('before the bounce');
+    expect(await send([`info@${PLAIN}`], rawMessage(`info@${PLAIN}`, s))).toMatch(/^250 /);
+    const srsAddress = (await sink.waitFor((m) => m.parsed?.subject === s)).envelope.mailFrom;
+    const bounce = subject('spam bounce');
+    const raw = rawMessage(srsAddress, bounce, { body: `${GTUBE}\r\n` });
+    const answer = await client.sendMail({ envelope: { from: '', to: [srsAddress] }, raw }).then(
+      (info) => String(info.response),
+      (err: { response?: string; message: string }) => err.response ?? err.message,
+    );
+    expect(answer).toMatch(/^554 5\.7\.1 Message refused as spam/);
+    await expectNoneForwarded([bounce]);
+  });
+
   it('counts what the scans found', async () => {
-    const text = (await t.http.get('/metrics').set(bearer(t.operatorKey)).expect(200)).text;
-    for (const result of ['clean', 'spam', 'virus', 'attachment']) {
-      expect(text).toMatch(new RegExp(`^mailroom_inbound_content_scans_total\\{result="${result}"\\} [1-9]`, 'm'));
-    }
+    const counts = async () => {
+      const text = (await t.http.get('/metrics').set(bearer(t.operatorKey)).expect(200)).text;
+      const count = (result: string) =>
+        Number(new RegExp(`^mailroom_inbound_content_scans_total\\{result="${result}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+      return { clean: count('clean'), spam: count('spam'), virus: count('virus'), attachment: count('attachment') };
+    };
+    const before = await counts();
+    expect(await send([`info@${PLAIN}`], rawMessage(`info@${PLAIN}`, subject('counted clean')))).toMatch(/^250 /);
+    expect(await send([`info@${PLAIN}`], rawMessage(`info@${PLAIN}`, subject('counted spam'), { body: `${GTUBE}\r\n` }))).toMatch(/^554 /);
+    expect(await send([`info@${TOOLS}`], withAttachment(`info@${TOOLS}`, subject('counted virus'), 'eicar.com', EICAR))).toMatch(/^554 /);
+    expect(await send([`info@${PLAIN}`], withAttachment(`info@${PLAIN}`, subject('counted program'), 'a.exe', PROGRAM))).toMatch(/^554 /);
+    expect(await counts()).toEqual({
+      clean: before.clean + 1,
+      spam: before.spam + 1,
+      virus: before.virus + 1,
+      attachment: before.attachment + 1,
+    });
   });
 
   // Last: it stops the scanners.

@@ -14,11 +14,14 @@ interface Delivery {
 }
 
 const TIMEOUT_MS = 8000;
+/** Workers of each of the two processes: 16 in all, fewer than the default slots of five endpoints (20). */
+const WORKERS = 8;
 
 /**
  * Each endpoint has its own slots and its own queue, shared by every worker process: a hanging endpoint holds up
- * only itself, an endpoint never gets more requests at once than its maxConcurrency nor more per second than its
- * rate limit, and one that says it is overloaded is left alone for as long as it asks (within the schedule).
+ * only itself (one worker while it has not answered well), an endpoint never gets more requests at once than its
+ * maxConcurrency nor more per second than its rate limit, one whose last attempt failed gets one at a time, and one
+ * that says it is overloaded is left alone for as long as it asks (within the schedule).
  */
 describe('webhook endpoints are served apart', () => {
   let t: TestApp;
@@ -33,6 +36,7 @@ describe('webhook endpoints are served apart', () => {
         WEBHOOK_POLL_INTERVAL_MS: '50',
         WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
         WEBHOOK_RETRY_SCHEDULE: '500ms,2h',
+        WEBHOOK_WORKER_CONCURRENCY: String(WORKERS),
       },
     });
     // A second worker process on the same database and Redis: the limits hold across both.
@@ -131,12 +135,13 @@ describe('webhook endpoints are served apart', () => {
       TIMEOUT_MS - 1000,
     );
 
-    // No attempt of the hanging endpoint has ended yet: its first time-outs are still running.
+    // No attempt of the hanging endpoint has ended yet: its first time-out is still running. Never having
+    // answered well, it got one slot.
     const stuck = await deliveriesOf(owner.adminKey, hanging);
     expect(stuck).toHaveLength(100);
     expect(stuck.every((d) => d.status === 'pending' && d.attempts.length === 0)).toBe(true);
-    expect(receiver.at('/hangs')).toHaveLength(4);
-    expect(receiver.maxInFlight('/hangs')).toBe(4);
+    expect(receiver.at('/hangs')).toHaveLength(1);
+    expect(receiver.maxInFlight('/hangs')).toBe(1);
 
     const delivered = await allSucceeded(owner.adminKey, fast, 100);
     expect(delivered.every((d) => d.attempts.length === 1 && d.attempts[0].statusCode === 200)).toBe(true);
@@ -145,6 +150,67 @@ describe('webhook endpoints are served apart', () => {
 
     await t.http.delete(`/email/webhooks/${hanging}`).set(bearer(owner.adminKey)).expect(200);
     await t.http.delete(`/email/webhooks/${fast}`).set(bearer(owner.adminKey)).expect(200);
+    receiver.release('/hangs');
+  });
+
+  it('delivers every event to a fast endpoint while hanging endpoints whose slots outnumber the workers wait', async () => {
+    const owner = await createAccount(t, 'Many hanging');
+    const paths = Array.from({ length: 5 }, (_, i) => `/hangs-${i}`);
+    for (const path of paths) receiver.behave(path, { hang: true });
+    const hanging: string[] = [];
+    for (const path of paths) hanging.push(await register(owner.adminKey, { url: `${receiver.base}${path}` }));
+    const fast = await register(owner.adminKey, { url: `${receiver.base}/fast-beside-many` });
+
+    await publish(owner.accountId, 30);
+    await waitFor(
+      'the fast endpoint to get all 30 events',
+      () => receiver.at('/fast-beside-many').length,
+      (n) => n >= 30,
+      TIMEOUT_MS - 1000,
+    );
+
+    for (const [i, path] of paths.entries()) {
+      const stuck = await deliveriesOf(owner.adminKey, hanging[i]);
+      expect(stuck).toHaveLength(30);
+      expect(stuck.every((d) => d.status === 'pending' && d.attempts.length === 0)).toBe(true);
+      expect(receiver.maxInFlight(path)).toBe(1);
+    }
+    await allSucceeded(owner.adminKey, fast, 30);
+    expect(new Set(receiver.at('/fast-beside-many').map((r) => r.webhookId)).size).toBe(30);
+
+    for (const id of [...hanging, fast]) await t.http.delete(`/email/webhooks/${id}`).set(bearer(owner.adminKey)).expect(200);
+    for (const path of paths) receiver.release(path);
+  });
+
+  it('sends an endpoint whose last attempt failed one request at a time', async () => {
+    const owner = await createAccount(t, 'Failing');
+    receiver.behave('/turns-bad', { delayMs: 100 });
+    const endpoint = await register(owner.adminKey, { url: `${receiver.base}/turns-bad` });
+    await publish(owner.accountId, 12);
+    await allSucceeded(owner.adminKey, endpoint, 12);
+    // Answering well, it gets all its slots.
+    expect(receiver.maxInFlight('/turns-bad')).toBe(4);
+
+    const healthyRequests = receiver.at('/turns-bad').length;
+    receiver.behave('/turns-bad', { status: 500, delayMs: 100 });
+    await publish(owner.accountId, 12);
+    await waitFor(
+      'every new delivery to fail twice',
+      () => deliveriesOf(owner.adminKey, endpoint),
+      (list) => list.length === 24 && list.filter((d) => d.attempts.length === 2).length === 12,
+    );
+    const failing = receiver.at('/turns-bad').slice(healthyRequests);
+    expect(failing).toHaveLength(24);
+    // From the first failed answer on, each request started alone (those in flight then ended first).
+    const firstFailure = Math.min(...failing.map((r) => r.endedAt!));
+    for (const request of failing.filter((r) => r.arrivedAt > firstFailure)) {
+      const alongside = failing.filter(
+        (other) => other !== request && other.arrivedAt <= request.arrivedAt && other.endedAt! > request.arrivedAt,
+      );
+      expect(alongside).toEqual([]);
+    }
+    expect(failing.filter((r) => r.arrivedAt > firstFailure).length).toBeGreaterThanOrEqual(20);
+    await t.http.delete(`/email/webhooks/${endpoint}`).set(bearer(owner.adminKey)).expect(200);
   });
 
   it('sends an endpoint at most maxConcurrency requests at once across workers, and delivers every event', async () => {

@@ -2,21 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { RetentionSweeper } from '../../src/retention/retention.sweeper';
+import { WebhookDisabledNotices } from '../../src/webhooks/webhook-disabled-notices';
 import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount, createKey } from '../support/factories';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
 import { waitForValue } from '../support/wait-for';
+import { webhookApi } from '../support/webhook-api';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
-
-interface Delivery {
-  id: string;
-  eventId: string;
-  status: string;
-  attempts: { attempt: number; statusCode: number | null; succeeded: boolean }[];
-  createdAt: string;
-  payload: Record<string, unknown>;
-}
 
 const FAILING_SPAN_MS = 4000;
 const MAX_PAYLOAD_BYTES = 4096;
@@ -70,24 +63,7 @@ describe('webhook lifecycle', () => {
     return { ...owner, domain, contact };
   }
 
-  async function register(key: string, body: Record<string, unknown>): Promise<{ id: string; secret: string }> {
-    const res = await t.http.post('/email/webhooks').set(bearer(key)).send(body);
-    expect(res.status).toBe(201);
-    return res.body;
-  }
-
-  async function send(who: { adminKey: string; domain: string }): Promise<string> {
-    const res = await t.http
-      .post('/email/send')
-      .set(bearer(who.adminKey))
-      .send({ from: `hello@${who.domain}`, to: 'ada@example.org', subject: `hook ${unique()}`, text: 'x' })
-      .expect(200);
-    return res.body.messageId;
-  }
-
-  const webhookOf = async (key: string, id: string) => (await t.http.get(`/email/webhooks/${id}`).set(bearer(key)).expect(200)).body;
-  const deliveriesOf = async (key: string, id: string): Promise<Delivery[]> =>
-    (await t.http.get(`/email/webhooks/${id}/deliveries`).set(bearer(key)).expect(200)).body.deliveries;
+  const { register, send, webhookOf, deliveriesOf } = webhookApi(() => t);
   const hooksAt = (path: string) => receiver.received.filter((hook) => hook.path === path);
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -100,7 +76,8 @@ describe('webhook lifecycle', () => {
       const watcherPath = `/watcher-${unique()}`;
       const otherPath = `/other-${unique()}`;
       receiver.answers.set(gonePath, 410);
-      const gone = await register(owner.adminKey, { url: `${base}${gonePath}`, events: ['sent'] });
+      // Subscribed to webhook.disabled too: it still never gets the event of its own disable.
+      const gone = await register(owner.adminKey, { url: `${base}${gonePath}`, events: ['sent', 'webhook.disabled'] });
       const watcher = await register(owner.adminKey, { url: `${base}${watcherPath}`, events: ['webhook.disabled'] });
       await register(owner.adminKey, { url: `${base}${otherPath}`, events: ['sent'] });
 
@@ -137,7 +114,7 @@ describe('webhook lifecycle', () => {
         failingSince: disabled.failingSince,
         detail: 'The endpoint answered 410 Gone',
       });
-      // The webhook that answered 410 and the one not subscribed get no webhook.disabled event.
+      // The one not subscribed gets no webhook.disabled event (nor, below, the one that answered 410).
       expect(hooksAt(otherPath).map((hook) => hook.body.type)).toEqual(['sent']);
       expect(hooksAt(otherPath)[0].body.messageId).toBe(messageId);
 
@@ -152,7 +129,7 @@ describe('webhook lifecycle', () => {
       await send(owner);
       await waitForValue('the next event at the other webhook', () => hooksAt(otherPath).length === 2);
       await sleep(300);
-      expect(hooksAt(gonePath)).toHaveLength(1);
+      expect(hooksAt(gonePath).map((hook) => hook.body.type)).toEqual(['sent']);
 
       // Enabled again through the API: the reason and the failures are cleared, and events flow again.
       receiver.answers.set(gonePath, 200);
@@ -199,6 +176,28 @@ describe('webhook lifecycle', () => {
 
       const enabled = await t.http.patch(`/email/webhooks/${down.id}`).set(bearer(owner.adminKey)).send({ enabled: true }).expect(200);
       expect(enabled.body).toMatchObject({ enabled: true, disabledReason: null, failingSince: null });
+    });
+
+    it('emails the contact once per disabled webhook, however many runs overlap', async () => {
+      const owner = await tenant();
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await register(owner.adminKey, { url: `${base}/overlap-${i}`, events: ['sent'] })).id);
+      await t.app.get(DataSource).query(
+        `UPDATE webhooks SET enabled = false, disabled_reason = 'gone', disabled_at = now(), failing_since = now(), disabled_notice_pending = true
+         WHERE id = ANY($1)`,
+        [ids],
+      );
+      const notices = t.app.get(WebhookDisabledNotices);
+      const claimed = await Promise.all([notices.sendDue(), notices.sendDue(), notices.sendDue()]);
+      expect(claimed.reduce((sum, n) => sum + n, 0)).toBeLessThanOrEqual(3);
+      const toContact = () => sink.messages.filter((m) => m.envelope.rcptTo.includes(owner.contact));
+      await waitForValue('an email per webhook', () => toContact().length >= 3);
+      await sleep(500);
+      expect(
+        toContact()
+          .map((m) => ids.find((id) => m.parsed?.text?.includes(id)))
+          .sort(),
+      ).toEqual([...ids].sort());
     });
 
     it('records a webhook disabled through the API as such, without an event or an email', async () => {
@@ -284,7 +283,8 @@ describe('webhook lifecycle', () => {
       await sweep();
       await t.http.get(fetchPath).set(bearer(owner.adminKey)).expect(200);
       await db.query(`UPDATE webhook_deliveries SET updated_at = now() - interval '31 days' WHERE event_id = $1`, [eventId]);
-      await sweep();
+      // Counted apart: the deliveries, and the whole bodies they left without one.
+      expect(await sweep()).toMatchObject({ webhook_deliveries: 1, webhook_event_bodies: 1 });
       expect(await deliveriesOf(owner.adminKey, hook.id)).toEqual([]);
       await t.http.get(fetchPath).set(bearer(owner.adminKey)).expect(404);
     });
@@ -336,6 +336,24 @@ describe('webhook lifecycle', () => {
       expect(settled.find((d) => d.payload.messageId === before)?.status).toBe('failed');
     });
 
+    it('recovers at most 1000 failed deliveries a call, and says when more are left', async () => {
+      const owner = await tenant();
+      const hook = await register(owner.adminKey, { url: `${base}/recover-many-${unique()}`, events: ['sent'] });
+      const since = new Date(Date.now() - 60_000).toISOString();
+      const prefix = unique();
+      await t.app.get(DataSource).query(
+        `INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event_type, payload, status, attempts, next_attempt_at)
+         SELECT 'whd_' || $3 || g, $1, $2, 'evt_' || $3 || g, 'sent', jsonb_build_object('type', 'sent', 'timestamp', now()), 'failed', 1, NULL
+         FROM generate_series(1, 1001) g`,
+        [owner.accountId, hook.id, prefix],
+      );
+      const recover = () => t.http.post(`/email/webhooks/${hook.id}/recover`).set(bearer(owner.adminKey)).send({ since }).expect(202);
+      expect((await recover()).body).toMatchObject({ queued: 1000, more: true, since });
+      expect((await recover()).body).toMatchObject({ queued: 1, more: false, since });
+      expect((await recover()).body).toMatchObject({ queued: 0, more: false });
+      await t.http.delete(`/email/webhooks/${hook.id}`).set(bearer(owner.adminKey)).expect(200);
+    });
+
     it('refuses a bad window, an unknown webhook and a disabled one, in the error body', async () => {
       const owner = await tenant();
       const hook = await register(owner.adminKey, { url: `${base}/recover-refusals`, events: ['sent'] });
@@ -345,7 +363,15 @@ describe('webhook lifecycle', () => {
       const missing = await recover(hook.id, {}).expect(400);
       expect(missing.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: { fields: [{ field: 'since' }] } });
       const notDate = await recover(hook.id, { since: 'yesterday' }).expect(400);
-      expect(notDate.body.error.details.fields).toEqual([{ field: 'since', message: 'since must be an ISO 8601 date-time' }]);
+      const offsetMessage = 'since must be an ISO 8601 date-time with its offset (Z or ±hh:mm)';
+      expect(notDate.body.error.details.fields).toEqual([{ field: 'since', message: offsetMessage }]);
+      // Without an offset it would be read in the server's zone.
+      for (const since of ['2026-06-09T12:00:00', '2026-06-09', '2026-02-30T12:00:00Z']) {
+        expect((await recover(hook.id, { since }).expect(400)).body.error.details.fields).toEqual([
+          { field: 'since', message: offsetMessage },
+        ]);
+      }
+      await recover(hook.id, { since: '2026-06-09T12:00:00+02:00', until: '2026-06-09T12:00:00Z' }).expect(202);
       const backwards = await recover(hook.id, { since: '2026-06-09T12:00:00Z', until: '2026-06-09T08:00:00Z' }).expect(400);
       expect(backwards.body.error.details.fields).toEqual([{ field: 'until', message: 'must be after since' }]);
       await recover(hook.id, { since: '2026-06-09T12:00:00Z', extra: 1 }).expect(400);

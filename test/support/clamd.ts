@@ -16,6 +16,8 @@ export const EICAR = Buffer.from(['X5O!P%@AP[4\\PZX54(P^)7CC)7}$', 'EICAR-STANDA
 export const EICAR_SIGNATURE = 'Eicar-Test-Signature.UNOFFICIAL';
 
 const START_TIMEOUT_MS = 30_000;
+/** One PING attempt waits at most this long: a clamd still loading may take the connection and not answer it. */
+const PING_TIMEOUT_MS = 1000;
 
 /**
  * Debian's ClamAV daemon on a free loopback port, for one test file, with a database of one signature: EICAR's MD5
@@ -55,17 +57,21 @@ export async function startClamd(): Promise<ScannerDaemon> {
   return { address: `127.0.0.1:${port}`, stop };
 }
 
-/** Resolves once clamd answers PING with PONG on `port`, trying every 50 ms. */
+/** Resolves once clamd answers PING with PONG on `port`, trying every 50 ms, each try for PING_TIMEOUT_MS at most. */
 async function answersPing(port: number): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < deadline) {
     const answer = await new Promise<string>((resolve) => {
       const socket = connect(port, '127.0.0.1');
       let text = '';
+      const timer = setTimeout(() => socket.destroy(), Math.min(PING_TIMEOUT_MS, Math.max(1, deadline - Date.now())));
       socket.on('connect', () => socket.write('zPING\0'));
       socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      socket.on('close', () => resolve(text));
-      socket.on('error', () => resolve(''));
+      socket.on('close', () => {
+        clearTimeout(timer);
+        resolve(text);
+      });
+      socket.on('error', () => undefined); // followed by 'close'
     });
     if (answer.startsWith('PONG')) return;
     await new Promise((resolve) => setTimeout(resolve, 50));

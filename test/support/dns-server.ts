@@ -14,6 +14,11 @@ export interface TestDnsServer {
   /** Publishes a TXT record (replacing earlier ones of that name); long values are split into 255-byte strings. */
   setTxt(name: string, ...values: string[]): void;
   removeTxt(name: string): void;
+  /**
+   * Makes every question about `name` fail: answered SERVFAIL (a resolver's temporary error at once), or never
+   * answered ('silent': the resolver waits until its time-out). `null` answers it from the tables again.
+   */
+  setFailure(name: string, failure: 'servfail' | 'silent' | null): void;
   /** Answers A and AAAA questions for `name` with these addresses (replacing earlier ones); none removes the name. */
   setAddresses(name: string, ...addresses: string[]): void;
   /** The DKIM results of a received message, verified independently (mailauth) against this server's records. */
@@ -32,11 +37,18 @@ export interface DkimResult {
 export async function startDnsServer(): Promise<TestDnsServer> {
   const records = new Map<string, string[]>();
   const hosts = new Map<string, string[]>();
+  const failures = new Map<string, 'servfail' | 'silent'>();
   const server = dns2.createServer({
     udp: true,
     handle: (request: any, send: (response: any) => void) => {
       const response = Packet.createResponseFromRequest(request);
       const [question] = request.questions;
+      const failure = question && failures.get(question.name.toLowerCase());
+      if (failure === 'silent') return;
+      if (failure === 'servfail') {
+        response.header.rcode = 2;
+        return send(response);
+      }
       const addressFamily = question?.type === Packet.TYPE.A ? isIPv4 : question?.type === Packet.TYPE.AAAA ? isIPv6 : undefined;
       if (addressFamily) {
         const addresses = hosts.get(question.name.toLowerCase());
@@ -65,6 +77,7 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     address,
     setTxt: (name, ...values) => records.set(name.toLowerCase(), values),
     removeTxt: (name) => records.delete(name.toLowerCase()),
+    setFailure: (name, failure) => (failure ? failures.set(name.toLowerCase(), failure) : failures.delete(name.toLowerCase())),
     setAddresses: (name, ...addresses) => (addresses.length ? hosts.set(name.toLowerCase(), addresses) : hosts.delete(name.toLowerCase())),
     dkimResults: async (raw, sender) => {
       const result = await authenticate(raw, {

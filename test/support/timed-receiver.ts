@@ -7,6 +7,8 @@ export interface TimedRequest {
   webhookId: string;
   /** performance.now() when the request's headers arrived. */
   arrivedAt: number;
+  /** performance.now() when its answer was sent or its connection closed; undefined while in progress. */
+  endedAt?: number;
 }
 
 /** How a path answers: after `delayMs` (0 unless set), with `status` (200) and `headers`; `hang`: never. */
@@ -43,11 +45,15 @@ export async function startTimedReceiver(): Promise<TimedReceiver> {
   const hanging = new Map<string, (() => void)[]>();
   const server = createServer((req, res) => {
     const path = req.url ?? '';
-    requests.push({ path, webhookId: String(req.headers['webhook-id'] ?? ''), arrivedAt: performance.now() });
+    const request: TimedRequest = { path, webhookId: String(req.headers['webhook-id'] ?? ''), arrivedAt: performance.now() };
+    requests.push(request);
     const now = (inFlight.get(path) ?? 0) + 1;
     inFlight.set(path, now);
     maxima.set(path, Math.max(maxima.get(path) ?? 0, now));
-    res.on('close', () => inFlight.set(path, (inFlight.get(path) ?? 1) - 1));
+    res.on('close', () => {
+      request.endedAt = performance.now();
+      inFlight.set(path, (inFlight.get(path) ?? 1) - 1);
+    });
     req.resume();
     req.on('end', () => {
       const behaviour = behaviours.get(path) ?? {};

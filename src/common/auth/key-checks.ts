@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import type { ResolvedKey } from '../../api-keys/api-key.cache';
 import { AppException } from '../errors/app.exception';
 import { ErrorCode } from '../errors/error-code';
-import { hostMatchesDomain } from '../http/ip-match';
+import { hostMatchesDomain } from '../domain-match';
 import { requestOriginHost } from './credentials';
 import type { KeyType, Permission } from './permissions';
 

@@ -24,9 +24,3 @@ export function compileIpAllowlist(entries: readonly string[]): (ip: string | un
     return ranges.some(([range, bits]) => address.kind() === range.kind() && address.match(range, bits));
   };
 }
-
-/** True when host equals one of the domains or is a subdomain of one. */
-export function hostMatchesDomain(host: string, domains: readonly string[]): boolean {
-  const h = host.toLowerCase().replace(/\.$/, '');
-  return domains.some((d) => h === d || h.endsWith(`.${d}`));
-}

@@ -1,4 +1,4 @@
-import { LimitDecision, LimitRule, LimitState } from './rate-limit.types';
+import { CountMode, LimitDecision, LimitRule, LimitState } from './rate-limit.types';
 
 const MAX_COUNTERS = 100_000;
 
@@ -21,10 +21,10 @@ export class InProcessCounters {
     this.counters.clear();
   }
 
-  consume(rules: readonly LimitRule[], cost: number, now: number, dryRun = false): LimitDecision {
+  consume(rules: readonly LimitRule[], cost: number, now: number, mode: CountMode = 'if-allowed'): LimitDecision {
     const reads = rules.map((rule) => (rule.kind === 'window' ? this.readWindow(rule, now, cost) : this.readBucket(rule, now, cost)));
     const allowed = reads.every((r) => r.ok);
-    const take = allowed && !dryRun ? cost : 0;
+    const take = mode === 'always' || (allowed && mode === 'if-allowed') ? cost : 0;
     return { allowed, states: reads.map((read) => read.finish(take)) };
   }
 

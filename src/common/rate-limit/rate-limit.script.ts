@@ -2,8 +2,8 @@
  * The one Redis script behind every limit: it reads all of a request's counters, decides, and (only when
  * every rule allows) moves them all, atomically and in one round trip.
  *
- * KEYS[i]: the counter of rule i.  ARGV: now (ms), cost, move (1, or 0 to decide for `cost` without moving
- * anything), then three values per rule:
+ * KEYS[i]: the counter of rule i.  ARGV: now (ms), cost, move (1: only when every rule allows; 0: never, to decide
+ * for `cost` without moving anything; 2: always, whatever the decision), then three values per rule:
  *   'w', limit, windowMs         sliding window counter, anchored at the counter's first hit: the estimate
  *                                is previous × (unelapsed share of the window) + current, so the edge of a
  *                                window never lets twice the limit through (a fixed window's known failure);
@@ -15,7 +15,7 @@
 export const RATE_LIMIT_LUA = `
 local now = tonumber(ARGV[1])
 local cost = tonumber(ARGV[2])
-local move = ARGV[3] == '1'
+local move = ARGV[3]
 local n = #KEYS
 local allowed = 1
 local state = {}
@@ -59,7 +59,7 @@ local out = { allowed }
 for i = 1, n do
   local s = state[i]
   local take = 0
-  if allowed == 1 and move then take = cost end
+  if move == '2' or (allowed == 1 and move == '1') then take = cost end
   local remaining, resetAt, retry
   if s.kind == 'w' then
     local limit, w = s.a, s.b

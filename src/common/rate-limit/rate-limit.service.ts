@@ -29,7 +29,7 @@ import {
 } from './rate-limit.policy';
 import { InProcessCounters } from './rate-limit.memory';
 import { RateLimitStorage } from './rate-limit.storage';
-import { LimitDecision, LimitRule, LimitState } from './rate-limit.types';
+import { CountMode, LimitDecision, LimitRule, LimitState } from './rate-limit.types';
 
 export interface CallerLimits {
   plan: AuthContext['accountTier'];
@@ -107,7 +107,7 @@ export class RateLimitService implements OnModuleInit {
 
   /** 429 when the client IP has used up its failure budget; counts nothing (the failures count it). */
   private async refuseSpentFailureBudget(request: Request, response: Response): Promise<void> {
-    const budget = await this.decide([authFailureRule(clientIpOf(request), this.redisKey)], 1, true);
+    const budget = await this.decide([authFailureRule(clientIpOf(request), this.redisKey)], 1, 'never');
     if (!budget.allowed) this.apply(budget, response);
   }
 
@@ -122,7 +122,7 @@ export class RateLimitService implements OnModuleInit {
     const known = this.keys.cached(secret);
     if (known !== undefined) return known;
     if (this.enabled) {
-      const budget = await this.decide([authFailureRule(clientIpOf(request), this.redisKey)], 1, true);
+      const budget = await this.decide([authFailureRule(clientIpOf(request), this.redisKey)], 1, 'never');
       if (!budget.allowed && !(await this.keys.mayExist(secret))) this.apply(budget, response);
     }
     return this.keys.resolve(secret);
@@ -153,11 +153,20 @@ export class RateLimitService implements OnModuleInit {
   }
 
   /**
-   * Counts one event against `rules` if all of them allow it (the inbound SMTP server's mail limits): in Redis, or
-   * while it is away in memory at RATE_LIMIT_FALLBACK_SHARE, as every other limit. Not gated by RATE_LIMIT_ENABLED.
+   * Whether one more event would pass every rule, counting nothing (the inbound SMTP server's check at RCPT TO): in
+   * Redis, or while it is away in memory at RATE_LIMIT_FALLBACK_SHARE, as every other limit. Not gated by
+   * RATE_LIMIT_ENABLED.
    */
-  consume(rules: readonly LimitRule[]): Promise<LimitDecision> {
-    return this.decide(rules, 1);
+  check(rules: readonly LimitRule[]): Promise<LimitDecision> {
+    return this.decide(rules, 1, 'never');
+  }
+
+  /**
+   * Counts one event that has happened against every rule, whether they allow it or not (a message the inbound SMTP
+   * server committed after check() let it through): where check() reads.
+   */
+  count(rules: readonly LimitRule[]): Promise<LimitDecision> {
+    return this.decide(rules, 1, 'always');
   }
 
   /** Every limit that applies to a key, read without counting. */
@@ -191,13 +200,13 @@ export class RateLimitService implements OnModuleInit {
     if (reported) writeRateLimitHeaders(response, reported);
   }
 
-  private async decide(rules: readonly LimitRule[], cost: number, dryRun = false): Promise<LimitDecision> {
+  private async decide(rules: readonly LimitRule[], cost: number, mode: CountMode = 'if-allowed'): Promise<LimitDecision> {
     const now = this.clock.now();
     if (!this.redisDown || Date.now() >= this.retryRedisAt) {
       // While Redis is away one request at a time finds out whether it is back; the others count in memory.
       if (this.redisDown) this.retryRedisAt = Date.now() + REDIS_RETRY_MS;
       try {
-        const decision = await this.storage.consume(rules, cost, now, dryRun);
+        const decision = await this.storage.consume(rules, cost, now, mode);
         if (this.redisDown) this.redisBack();
         return decision;
       } catch (err) {
@@ -209,7 +218,7 @@ export class RateLimitService implements OnModuleInit {
       rules.map((rule) => fallbackRule(rule, share)),
       cost,
       now,
-      dryRun,
+      mode,
     );
   }
 

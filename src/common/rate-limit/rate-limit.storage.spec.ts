@@ -149,12 +149,27 @@ describe('RateLimitStorage (the Lua script)', () => {
     it('says whether a request of that cost would pass, and moves nothing', async () => {
       const rule = windowRule(2);
       await hit(rule, T);
-      expect((await storage.consume([rule], 1, T + 1, true)).allowed).toBe(true);
-      expect((await storage.consume([rule], 1, T + 2, true)).allowed).toBe(true);
+      expect((await storage.consume([rule], 1, T + 1, 'never')).allowed).toBe(true);
+      expect((await storage.consume([rule], 1, T + 2, 'never')).allowed).toBe(true);
       await hit(rule, T + 3);
-      const refused = await storage.consume([rule], 1, T + 4, true);
+      const refused = await storage.consume([rule], 1, T + 4, 'never');
       expect(refused.allowed).toBe(false);
       expect(refused.states[0].retryAfterMs).toBeGreaterThan(0);
+    });
+  });
+
+  describe('counting what has happened (always)', () => {
+    it('moves every counter past its limit too, and later requests see it', async () => {
+      const loose = windowRule(10);
+      const tight = windowRule(1);
+      expect((await storage.consume([loose, tight], 1, T, 'always')).allowed).toBe(true);
+      const over = await storage.consume([loose, tight], 1, T + 1, 'always');
+      expect(over.allowed).toBe(false);
+      expect(over.states.map((s) => s.remaining)).toEqual([8, 0]);
+      // The tight counter holds 2 of its 1: one more waits until the window has let both go.
+      const refused = await storage.consume([tight], 1, T + 2, 'never');
+      expect(refused.allowed).toBe(false);
+      expect(refused.states[0].retryAfterMs).toBeGreaterThan(MINUTE_MS);
     });
   });
 
@@ -174,9 +189,10 @@ describe('RateLimitStorage (the Lua script)', () => {
         const picked = rules.filter(() => random() < 0.6);
         if (picked.length === 0) continue;
         const cost = random() < 0.1 ? 0 : 1;
-        const dryRun = random() < 0.1;
-        const fromRedis = await storage.consume(picked, cost, at, dryRun);
-        expect({ step, ...memory.consume(picked, cost, at, dryRun) }).toEqual({ step, ...fromRedis });
+        const draw = random();
+        const mode = draw < 0.1 ? 'never' : draw < 0.2 ? 'always' : 'if-allowed';
+        const fromRedis = await storage.consume(picked, cost, at, mode);
+        expect({ step, ...memory.consume(picked, cost, at, mode) }).toEqual({ step, ...fromRedis });
         refusals += fromRedis.allowed ? 0 : 1;
       }
       expect(refusals).toBeGreaterThan(50);

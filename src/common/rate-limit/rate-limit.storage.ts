@@ -4,9 +4,12 @@ import { AppConfigService } from '../../config/app-config.service';
 import type { RedisConnection } from '../../redis/redis-url';
 import { RedisService } from '../../redis/redis.service';
 import { RATE_LIMIT_LUA } from './rate-limit.script';
-import { LimitDecision, LimitRule } from './rate-limit.types';
+import { CountMode, LimitDecision, LimitRule } from './rate-limit.types';
 
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+/** The script's `move` argument. */
+const MOVE_ARGUMENT: Record<CountMode, number> = { never: 0, 'if-allowed': 1, always: 2 };
+
 type LimiterConnection = RedisConnection & { rateLimit(keyCount: number, ...args: (string | number)[]): Promise<number[]> };
 
 /**
@@ -50,13 +53,10 @@ export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnAppli
     await this.connection.quit().catch(() => undefined);
   }
 
-  /**
-   * Decides every rule at once; moves the counters by `cost` only if all of them allow it (and never when
-   * `dryRun`: would a request of this cost pass?).
-   */
-  async consume(rules: readonly LimitRule[], cost: number, nowMs: number, dryRun = false): Promise<LimitDecision> {
+  /** Decides every rule at once, and moves the counters by `cost` as `mode` says (CountMode). */
+  async consume(rules: readonly LimitRule[], cost: number, nowMs: number, mode: CountMode = 'if-allowed'): Promise<LimitDecision> {
     const args: (string | number)[] = rules.map((rule) => rule.key);
-    args.push(nowMs, cost, dryRun ? 0 : 1);
+    args.push(nowMs, cost, MOVE_ARGUMENT[mode]);
     for (const rule of rules) {
       if (rule.kind === 'window') args.push('w', rule.limit, rule.windowMs);
       else args.push('b', rule.limit, rule.refillPerMinute / 60_000);

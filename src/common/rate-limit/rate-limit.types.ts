@@ -31,6 +31,13 @@ export interface LimitState {
   retryAfterMs: number;
 }
 
+/**
+ * What deciding does to the counters: `if-allowed` moves every one by the cost only when every rule allows it (a
+ * request); `never` only reads (would one of this cost pass?); `always` moves them whatever the decision (an event
+ * that has happened, counted after the fact).
+ */
+export type CountMode = 'if-allowed' | 'never' | 'always';
+
 export interface LimitDecision {
   allowed: boolean;
   states: LimitState[];

@@ -9,7 +9,7 @@ export class CreateForwardFailures1795761001000 implements MigrationInterface {
 
   public async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(
-      `CREATE TABLE "forward_failures" ("message_id" character varying(40) NOT NULL, "recipient" character varying(320) NOT NULL, "status" character varying(12) NOT NULL, "diagnostic" text NOT NULL, "failed_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), "reported_at" TIMESTAMP WITH TIME ZONE, "dsn_message_id" character varying(40), CONSTRAINT "PK_forward_failures" PRIMARY KEY ("message_id", "recipient"))`,
+      `CREATE TABLE "forward_failures" ("message_id" character varying(40) NOT NULL, "recipient" character varying(320) NOT NULL, "status" character varying(12) NOT NULL, "diagnostic" text NOT NULL, "failed_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), "reported_at" TIMESTAMP WITH TIME ZONE, "report_attempts" integer NOT NULL DEFAULT 0, "dsn_message_id" character varying(40), CONSTRAINT "PK_forward_failures" PRIMARY KEY ("message_id", "recipient"))`,
     );
     await queryRunner.query(
       `CREATE INDEX "IX_forward_failures_unreported" ON "forward_failures" ("failed_at") WHERE "reported_at" IS NULL`,

@@ -5,6 +5,7 @@ const head = (...fields: string[]) => Buffer.from(`${fields.join('\r\n')}\r\n\r\
 const subject = (over: Partial<DsnSubject> = {}): DsnSubject => ({
   accountId: 'acc_1',
   sender: 'sender@origin.test',
+  senderAuthenticated: true,
   aliases: ['info@fwd.test'],
   rules: { info: ['ada@dest.test', 'bob@dest.test'], sales: ['bob@dest.test'], '*': ['catch@dest.test'] },
   arrivedAt: new Date(),

@@ -8,6 +8,8 @@ export interface DsnSubject {
   accountId: string;
   /** The envelope sender of the message received; '' for a bounce (MAIL FROM:<>). */
   sender: string;
+  /** `sender` passed SPF, or DKIM aligned with it, when the message was received (a forged one is never notified). */
+  senderAuthenticated: boolean;
   /** The addresses of the forwarding domain it was received for (RCPT TO), as given. */
   aliases: readonly string[];
   /** The domain's forwarding rules now (null when the domain is gone). */

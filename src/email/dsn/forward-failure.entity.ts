@@ -37,6 +37,13 @@ export class ForwardFailure {
   @Column({ type: 'timestamptz', nullable: true })
   reportedAt: Date | null;
 
+  /**
+   * Reports of it that failed (an error, not a sender owed nothing): at MAX_REPORT_ATTEMPTS it is marked reported
+   * without a notification, so that what can never be reported does not hold up the rest.
+   */
+  @Column({ type: 'int', default: 0 })
+  reportAttempts: number;
+
   /** The notification's message; null until reported, and when none was owed. */
   @Column({ type: 'varchar', length: 40, nullable: true })
   dsnMessageId: string | null;

@@ -1,4 +1,4 @@
-import { expired, expiredUnanswered, notSent, recordFailures, refused, reportsFailures } from './forward-failures';
+import { expired, expiredUnanswered, notSent, recordFailures, refused, reportsFailures, suppressedDestinations } from './forward-failures';
 
 describe('forward failures', () => {
   it('owes a notification for forwarded mail with a sender only', () => {
@@ -24,6 +24,12 @@ describe('forward failures', () => {
       { recipient: 'a@d.test', status: '4.4.7', diagnostic: 'X-Mailroom; delivery time expired' },
     ]);
     expect(notSent(['a@d.test'])[0]).toMatchObject({ status: '5.3.0' });
+  });
+
+  it('reports a destination suppressed while the message waited as a disabled mailbox', () => {
+    expect(suppressedDestinations(['a@d.test'])).toEqual([
+      { recipient: 'a@d.test', status: '5.2.1', diagnostic: 'X-Mailroom; mailbox disabled, not accepting messages' },
+    ]);
   });
 
   it('writes each destination once: a repeated record is left as it was', () => {

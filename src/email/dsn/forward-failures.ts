@@ -18,6 +18,9 @@ export const EXPIRED_DIAGNOSTIC = 'X-Mailroom; delivery time expired';
 /** RFC 3463 X.3.0: a mail system failure, permanent: Mailroom will not send the message at all. */
 const NOT_SENT_STATUS = '5.3.0';
 const NOT_SENT_DIAGNOSTIC = 'X-Mailroom; the message could not be forwarded';
+/** RFC 3463 X.2.1: mailbox disabled — the destination went on the suppression list after the message was taken. */
+const SUPPRESSED_STATUS = '5.2.1';
+const SUPPRESSED_DIAGNOSTIC = 'X-Mailroom; mailbox disabled, not accepting messages';
 
 const ENHANCED_CODE = /\b([245])\.(\d{1,3})\.(\d{1,3})\b/;
 
@@ -47,6 +50,11 @@ export function expired(answer: RecipientAnswer): ForwardFailureInput {
 /** Recipients the next hop said nothing about (it failed as a whole) when the retries ran out. */
 export function expiredUnanswered(recipients: readonly string[]): ForwardFailureInput[] {
   return recipients.map((recipient) => ({ recipient, status: EXPIRED_STATUS, diagnostic: EXPIRED_DIAGNOSTIC }));
+}
+
+/** Recipients put on the suppression list while the message waited: it is not sent to them. */
+export function suppressedDestinations(recipients: readonly string[]): ForwardFailureInput[] {
+  return recipients.map((recipient) => ({ recipient, status: SUPPRESSED_STATUS, diagnostic: SUPPRESSED_DIAGNOSTIC }));
 }
 
 /** Recipients of a message Mailroom will not send at all (its domain no longer verified, say). */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ExpiringMap } from '../../common/expiring-map';
-import { hostMatchesDomain } from '../../common/http/ip-match';
+import { hostMatchesDomain } from '../../common/domain-match';
 import { DomainsService } from '../../domains/domains.service';
 import type { Form } from '../form.entity';
 

@@ -54,6 +54,39 @@ describe('refusedAttachment', () => {
     expect(await refusedAttachment(Buffer.from(disagreeing))).toMatchObject({ kind: 'a program or installer (exe)' });
   });
 
+  it('reads the fields mail readers read: a space before the colon, a folded name, several type fields', async () => {
+    const files = [text, part('a.bin', PROGRAM)];
+    for (const type of ['Content-Type : multipart/mixed; boundary="b"', 'Content-Type\r\n : multipart/mixed; boundary="b"']) {
+      const source = multipart('b', files).replace('Content-Type: multipart/mixed; boundary="b"', type);
+      expect(source).toContain(type);
+      expect(await refusedAttachment(Buffer.from(source))).toMatchObject({ kind: 'a program or installer (exe)' });
+    }
+    // A header with LF line ends, and a body that holds a CRLF empty line.
+    const lf = multipart('b', files, ['From: a@origin.test']).replace(/\r\n/, '\n').replace('MIME-Version: 1.0\r\n', 'MIME-Version: 1.0\n');
+    expect(await refusedAttachment(Buffer.from(lf))).toMatchObject({ kind: 'a program or installer (exe)' });
+  });
+
+  it('finds a file in a single text part that mail readers show as an attachment', async () => {
+    const body = `Content-Transfer-Encoding: base64\r\n\r\n${PROGRAM.toString('base64')}\r\n`;
+    for (const fields of [
+      'Content-Type: text/plain\r\nContent-Disposition: attachment; filename="notes.txt"',
+      'Content-Disposition: inline; filename="report.pdf"',
+      'Content-Type: text/calendar',
+    ]) {
+      expect(await refusedAttachment(Buffer.from(`From: a@origin.test\r\n${fields}\r\n${body}`))).toMatchObject({
+        kind: 'a program or installer (exe)',
+      });
+    }
+  });
+
+  it('rejects a message mailparser cannot read, rather than taking it unchecked', async () => {
+    const huge = part('a.bin', PROGRAM).replace(
+      'Content-Transfer-Encoding',
+      `X-Padding: ${'x'.repeat(1024 * 1024 + 1)}\r\nContent-Transfer-Encoding`,
+    );
+    await expect(refusedAttachment(Buffer.from(multipart('b', [text, huge])))).rejects.toThrow(/header size/);
+  });
+
   it('opens attached messages, naming the file inside', async () => {
     const inner = multipart('inner', [text, part('setup.scr', PROGRAM)], ['From: b@origin.test', 'Subject: inner']);
     const outer = multipart('outer', [text, `Content-Type: message/rfc822\r\n\r\n${inner}`]);

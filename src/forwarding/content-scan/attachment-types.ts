@@ -1,7 +1,7 @@
 import { fileTypeFromBuffer } from 'file-type';
 import { type AttachmentStream, MailParser, type MessageText } from 'mailparser';
 import { PROGRAM_TYPES } from '../../forms/uploads/upload-sniff';
-import { headerFields, headerSection } from '../received-message';
+import { HeaderField, headerBounds, headerFields, headerSection, rawFields } from '../received-message';
 import { diskImageType } from './disk-images';
 
 /** An attachment refused by what its bytes are. */
@@ -21,13 +21,13 @@ const MAX_MESSAGE_DEPTH = 5;
 /**
  * The first attachment of `source` that is a program or installer (the form uploads' list) or a disk image, by its
  * decoded bytes: the file name and the declared type play no part. Attached messages are opened too. One attachment
- * is held in memory at a time.
+ * is held in memory at a time. Rejects when mailparser cannot read the message: what cannot be checked is not taken.
  */
 export async function refusedAttachment(source: Buffer, depth = 0): Promise<RefusedAttachment | null> {
-  const types = headerFields(headerSection(source)).filter((f) => f.name.toLowerCase() === 'content-type');
-  // Every Content-Type field (none: text/plain) text/…: no attachment. Most mail, which is then not parsed at all
-  // (mailparser takes about a second per 20 MB).
-  if (types.every((f) => /^text\//i.test(f.value))) return null;
+  const fields = headerFields(headerSection(source));
+  // Most mail is one text part, which is then not parsed at all (mailparser takes about a second per 20 MB).
+  if (holdsNoAttachment(fields)) return null;
+  const types = fields.filter((f) => f.name.toLowerCase() === 'content-type');
   const refused = await firstRefused(source, depth);
   if (refused || types.length < 2) return refused;
   // Readers disagree on which of several Content-Type fields wins (mailparser takes the first): read it by the last too.
@@ -73,20 +73,26 @@ async function firstRefused(source: Buffer, depth: number): Promise<RefusedAttac
   return refused;
 }
 
+/**
+ * Whether no mail reader finds an attachment in a message with these top-level fields: every Content-Type field
+ * (none: text/plain) plain text or HTML without a file name, and no Content-Disposition (mailparser takes a text part
+ * with `attachment` or a file name as a file, and other text types such as text/calendar as attachments).
+ */
+function holdsNoAttachment(fields: readonly HeaderField[]): boolean {
+  return fields.every((field) => {
+    const name = field.name.toLowerCase();
+    if (name === 'content-disposition') return false;
+    return name !== 'content-type' || (/^text\/(plain|html)\s*(;|$)/i.test(field.value) && !/name\*?\s*=/i.test(field.value));
+  });
+}
+
 /** The message with only the last of its top-level Content-Type fields. */
 function keepingLastContentType(source: Buffer): Buffer {
-  let end = source.indexOf('\r\n\r\n');
-  if (end === -1) end = source.indexOf('\n\n');
-  if (end === -1) return source;
-  const fields: string[][] = [];
-  for (const line of source.subarray(0, end).toString('latin1').split(/\r?\n/)) {
-    if (/^[ \t]/.test(line) && fields.length) fields[fields.length - 1].push(line);
-    else fields.push([line]);
-  }
-  const isType = (field: string[]) => /^content-type\s*:/i.test(field[0]);
-  const last = fields.map(isType).lastIndexOf(true);
-  const kept = fields.filter((field, i) => !isType(field) || i === last);
-  return Buffer.concat([Buffer.from(kept.flat().join('\r\n'), 'latin1'), source.subarray(end)]);
+  const { end } = headerBounds(source);
+  const fields = rawFields(source.subarray(0, end).toString('latin1'));
+  const last = fields.map((f) => f.name.toLowerCase() === 'content-type').lastIndexOf(true);
+  const kept = fields.filter((f, i) => f.name.toLowerCase() !== 'content-type' || i === last);
+  return Buffer.concat([Buffer.from(kept.map((f) => f.raw).join(''), 'latin1'), source.subarray(end)]);
 }
 
 /** Why these bytes are refused, or undefined. */

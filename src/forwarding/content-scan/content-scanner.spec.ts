@@ -1,5 +1,7 @@
+import { AppConfigService } from '../../config/app-config.service';
 import type { Domain } from '../../domains/domain.entity';
-import { strictestFiltering, verdict } from './content-scanner';
+import type { ReceivedTransaction } from '../forwarding.service';
+import { ContentScanner, strictestFiltering, verdict } from './content-scanner';
 import { ScannerFailure } from './scanner-socket';
 
 const domain = (inboundFiltering?: Domain['settings']['inboundFiltering']) => ({ settings: { inboundFiltering } }) as Domain;
@@ -48,5 +50,30 @@ describe('verdict', () => {
       message: '5.7.1 Message refused: it contains a virus (X250 Ok)',
     });
     expect(verdict({ virus: down, spam: spam(12) }, 5)?.responseCode).toBe(554);
+  });
+});
+
+describe('ContentScanner', () => {
+  // No spamd or clamd: only the attachment check runs.
+  const scanner = new ContentScanner(AppConfigService.fromEnv({ INBOUND_SPAMD_ADDRESS: '', INBOUND_CLAMD_ADDRESS: '' }));
+  const transaction = (source: string) =>
+    ({
+      mailFrom: 'a@origin.test',
+      routes: [],
+      source: Buffer.from(source),
+      clientAddress: '192.0.2.1',
+      helo: 'c.test',
+      secure: false,
+    }) as ReceivedTransaction;
+
+  it('refuses for good a message whose attachments cannot be parsed (554 5.6.0), rather than forward it unchecked', async () => {
+    const padding = `X-Padding: ${'x'.repeat(1024 * 1024 + 1)}`;
+    const source = `From: a@origin.test\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\n${padding}\r\n\r\nMZ\r\n--b--\r\n`;
+    expect(await scanner.refusal(transaction(source), [domain()])).toEqual({
+      responseCode: 554,
+      message: '5.6.0 Message refused: it could not be parsed, so its attachments cannot be checked',
+    });
+    // A domain that takes programs does not parse it.
+    expect(await scanner.refusal(transaction(source), [domain({ spamThreshold: 5, allowExecutableAttachments: true })])).toBeNull();
   });
 });

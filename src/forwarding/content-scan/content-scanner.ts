@@ -4,11 +4,14 @@ import type { Domain } from '../../domains/domain.entity';
 import { INBOUND_FILTERING_DEFAULTS, InboundFiltering } from '../../domains/domain-settings';
 import { inboundContentScans } from '../../metrics/metrics';
 import type { ReceivedTransaction } from '../forwarding.service';
-import { rfc5322Date } from '../received-message';
+import { printable, rfc5322Date } from '../received-message';
 import { refusedAttachment } from './attachment-types';
 import { scanForVirus } from './clamd-client';
 import { ScannerFailure } from './scanner-socket';
-import { checkSpam, SpamVerdict } from './spamd-client';
+import { checkSpam, spamdExcerpt, SpamVerdict } from './spamd-client';
+
+/** A virus name or file name quoted in an SMTP reply is cut to this many characters. */
+const MAX_QUOTED = 100;
 
 /** The SMTP answer to a message its content check refuses (554) or could not finish (451). */
 export interface ScanRefusal {
@@ -38,7 +41,8 @@ export function strictestFiltering(domains: readonly Domain[]): InboundFiltering
  */
 export function verdict(results: ScanResults, spamThreshold: number): ScanRefusal | null {
   const { virus, spam } = results;
-  if (typeof virus === 'string') return { responseCode: 554, message: `5.7.1 Message refused: it contains a virus (${printable(virus)})` };
+  if (typeof virus === 'string')
+    return { responseCode: 554, message: `5.7.1 Message refused: it contains a virus (${printable(virus, MAX_QUOTED)})` };
   if (spam && !(spam instanceof ScannerFailure) && spam.score >= spamThreshold) {
     return { responseCode: 554, message: `5.7.1 Message refused as spam (score ${spam.score}, threshold ${spamThreshold})` };
   }
@@ -66,9 +70,9 @@ export class ContentScanner {
     if (!filtering.allowExecutableAttachments) {
       const attachment = await this.refusedAttachment(transaction.source);
       if (attachment) {
-        inboundContentScans.inc({ result: 'attachment' });
-        this.logger.log(`Refused a message ${about}: ${attachment}`);
-        return { responseCode: 554, message: `5.7.1 Message refused: ${attachment}` };
+        inboundContentScans.inc({ result: attachment.result });
+        this.logger.log(`Refused a message ${about}: ${attachment.refusal.message}`);
+        return attachment.refusal;
       }
     }
     const [virus, spam] = await Promise.all([this.scanForVirus(transaction.source), this.checkSpam(transaction)]);
@@ -85,16 +89,21 @@ export class ContentScanner {
     return refusal;
   }
 
-  /** `the attachment "x.exe" is a program or installer (exe)`, or null. A message mailparser cannot read is let through. */
-  private async refusedAttachment(source: Buffer): Promise<string | null> {
+  /**
+   * The refusal of a message with a program or disk image attached, or null. A message mailparser cannot read is
+   * refused too (554 5.6.0): its attachments cannot be checked, and the same bytes would fail again at every retry.
+   */
+  private async refusedAttachment(source: Buffer): Promise<{ result: 'attachment' | 'unreadable'; refusal: ScanRefusal } | null> {
     try {
       const refused = await refusedAttachment(source);
       if (!refused) return null;
-      const name = printable(refused.filename ?? '');
-      return `the attachment${name ? ` "${name}"` : ''} is ${refused.kind}`;
+      const name = printable(refused.filename ?? '', MAX_QUOTED);
+      const message = `5.7.1 Message refused: the attachment${name ? ` "${name}"` : ''} is ${refused.kind}`;
+      return { result: 'attachment', refusal: { responseCode: 554, message } };
     } catch (err) {
       this.logger.warn(`Could not read the attachments of a message: ${(err as Error).message}`);
-      return null;
+      const message = '5.6.0 Message refused: it could not be parsed, so its attachments cannot be checked';
+      return { result: 'unreadable', refusal: { responseCode: 554, message } };
     }
   }
 
@@ -106,14 +115,14 @@ export class ContentScanner {
 
   /**
    * spamd gets the message with a Received field of ours on top, as it will be forwarded: SpamAssassin finds the
-   * client's address there (for its DNS block lists) and counts the hop. A message past INBOUND_SPAMD_MAX_BYTES is
-   * cut there, so that padding it cannot get it past the check.
+   * client's address there (for its DNS block lists) and counts the hop. Of a message past INBOUND_SPAMD_MAX_BYTES it
+   * gets the header section and both ends of the body (spamdExcerpt): padding one end does not push the other out.
    */
   private async checkSpam(transaction: ReceivedTransaction): Promise<SpamVerdict | ScannerFailure | undefined> {
     const { INBOUND_SPAMD_ADDRESS: address, INBOUND_SPAMD_TIMEOUT_MS: timeoutMs, INBOUND_SPAMD_MAX_BYTES: maxBytes } = this.config.env;
     if (!address) return undefined;
     const received = Buffer.from(receivedField(transaction, this.config.inboundHostname), 'latin1');
-    const message = Buffer.concat([received, transaction.source.subarray(0, maxBytes - received.length)]);
+    const message = Buffer.concat([received, spamdExcerpt(transaction.source, maxBytes - received.length)]);
     return checkSpam(address, message, timeoutMs).catch(failure);
   }
 }
@@ -123,13 +132,8 @@ function failure(err: unknown): ScannerFailure {
 }
 
 function receivedField(transaction: ReceivedTransaction, hostname: string): string {
-  const helo = printable(transaction.helo).replace(/\s/g, '') || 'unknown';
-  const name = printable(transaction.clientHostname ?? '').replace(/\s/g, '') || 'unknown';
+  const helo = printable(transaction.helo, 200, false) || 'unknown';
+  const name = printable(transaction.clientHostname ?? '', 200, false) || 'unknown';
   const protocol = transaction.secure ? 'ESMTPS' : 'ESMTP';
   return `Received: from ${helo} (${name} [${transaction.clientAddress}])\r\n\tby ${hostname} (Mailroom) with ${protocol};\r\n\t${rfc5322Date(new Date())}\r\n`;
-}
-
-/** What a client or a scanner said, cut to printable ASCII: it goes into an SMTP reply and the log. */
-function printable(value: string): string {
-  return value.replace(/[^\x20-\x7e]/g, '').slice(0, 100);
 }

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { createServer, Server, Socket } from 'node:net';
 import { exchange, ScannerFailure, scannerEndpoint } from './scanner-socket';
 
@@ -37,6 +38,38 @@ describe('exchange', () => {
     behave = (socket, request) => socket.end(`got ${request.length}`);
     const big = Buffer.alloc(5 * 1024 * 1024, 1);
     await expect(exchange('test', address, [Buffer.from('head'), big], 5000)).resolves.toEqual(Buffer.from(`got ${big.length + 4}`));
+  });
+
+  it('waits for the socket to drain as often as it takes, without leaving a listener behind at each wait', async () => {
+    // A daemon that reads slowly, a read every few milliseconds: once the kernel's buffers are full, every write waits.
+    const slow = createServer({ allowHalfOpen: true }, (socket) => {
+      let received = 0;
+      socket.pause();
+      const reader = setInterval(() => {
+        socket.resume();
+        socket.once('data', () => socket.pause());
+      }, 2);
+      socket.on('data', (chunk: Buffer) => (received += chunk.length));
+      socket.on('end', () => {
+        clearInterval(reader);
+        socket.end(`got ${received}`);
+      });
+      socket.on('close', () => clearInterval(reader));
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const connect = jest.spyOn(net, 'connect');
+    try {
+      const chunks = Array.from({ length: 256 }, () => Buffer.alloc(64 * 1024, 1));
+      const port = (slow.address() as { port: number }).port;
+      await expect(exchange('test', `127.0.0.1:${port}`, chunks, 20_000)).resolves.toEqual(Buffer.from(`got ${256 * 64 * 1024}`));
+      const socket = connect.mock.results[0].value as Socket;
+      // Node warns past 10 listeners of one event (MaxListenersExceededWarning).
+      expect(socket.listenerCount('close')).toBeLessThan(5);
+      expect(socket.listenerCount('drain')).toBe(0);
+    } finally {
+      connect.mockRestore();
+      await new Promise((resolve) => slow.close(resolve));
+    }
   });
 
   it('fails on a daemon that never answers, after the time-out', async () => {

@@ -41,10 +41,21 @@ export function exchange(name: string, address: string, request: Iterable<Buffer
       void (async () => {
         for (const chunk of request) {
           if (settled) return;
-          if (!socket.write(chunk)) await new Promise((drained) => socket.once('drain', drained).once('close', drained));
+          if (!socket.write(chunk)) await drainedOrClosed(socket);
         }
         socket.end();
       })();
     });
+  });
+}
+
+/** Resolves once the socket drains or closes, with neither listener left on it (one wait per chunk written). */
+function drainedOrClosed(socket: ReturnType<typeof connect>): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      socket.off('drain', done).off('close', done);
+      resolve();
+    };
+    socket.once('drain', done).once('close', done);
   });
 }

@@ -1,4 +1,7 @@
+import { headerBounds } from '../received-message';
 import { exchange, ScannerFailure } from './scanner-socket';
+
+const LF = 0x0a;
 
 /** What spamd made of a message. */
 export interface SpamVerdict {
@@ -38,4 +41,39 @@ export function parseSpamdReply(reply: Buffer): SpamVerdict {
     requiredScore: Number(spam[2]),
     rules: body ? body.split(',').map((rule) => rule.trim()) : [],
   };
+}
+
+/**
+ * What spamd reads of a message longer than `maxBytes`: its header section, then the start and the end of its body,
+ * half of what is left each, cut at line ends (SpamAssassin scores such a body as any other). A header section longer
+ * than half of `maxBytes` keeps its first and last fields the same way. Padding the start of a message does not push
+ * its last parts out of what spamd reads, nor padding its end the first; padding both ends can hide its middle. Within
+ * one text part SpamAssassin applies its body rules to about the first 50 KB only (its body_part_scan_size): one part
+ * padded at its start hides its end from those rules whatever spamd is given.
+ */
+export function spamdExcerpt(message: Buffer, maxBytes: number): Buffer {
+  if (message.length <= maxBytes) return message;
+  const { end, bodyStart } = headerBounds(message);
+  const fields = ends(message.subarray(0, end), Math.floor(maxBytes / 2), true);
+  const blank = message.subarray(end, bodyStart);
+  const body = ends(message.subarray(bodyStart), maxBytes - fields.length - blank.length, false);
+  return Buffer.concat([fields, blank, body]);
+}
+
+/**
+ * `bytes` when they fit in `budget`, else their first and last lines that fit in half of it each; with `fields`,
+ * the last part starts at a field (a line that is not a continuation).
+ */
+function ends(bytes: Buffer, budget: number, fields: boolean): Buffer {
+  if (bytes.length <= budget) return bytes;
+  const half = Math.floor(budget / 2);
+  const headEnd = bytes.lastIndexOf(LF, half - 1) + 1 || half;
+  let tailStart = bytes.length - half;
+  for (let next = bytes.indexOf(LF, tailStart - 1); next !== -1 && next + 1 < bytes.length; next = bytes.indexOf(LF, next + 1)) {
+    if (!fields || (bytes[next + 1] !== 0x20 && bytes[next + 1] !== 0x09)) {
+      tailStart = next + 1;
+      break;
+    }
+  }
+  return Buffer.concat([bytes.subarray(0, headEnd), bytes.subarray(tailStart)]);
 }

@@ -1,14 +1,34 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsISO8601, IsOptional } from 'class-validator';
+import { buildMessage, IsOptional, isISO8601, ValidateBy } from 'class-validator';
+
+/** A date-time that names its offset (`Z` or `±hh:mm`): one without would be read in the server's zone. */
+const WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
+
+/** An ISO 8601 date-time (strict: a real calendar date) with its offset. */
+function IsInstant(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isInstant',
+    validator: {
+      validate: (value: unknown) => typeof value === 'string' && isISO8601(value, { strict: true }) && WITH_OFFSET.test(value),
+      defaultMessage: buildMessage((each) => `${each}$property must be an ISO 8601 date-time with its offset (Z or ±hh:mm)`),
+    },
+  });
+}
 
 export class RecoverDeliveriesDto {
-  @ApiProperty({ example: '2026-06-09T08:00:00Z', description: 'Replay the failed deliveries of events from this instant on' })
-  @IsISO8601({ strict: true }, { message: 'since must be an ISO 8601 date-time' })
+  @ApiProperty({
+    example: '2026-06-09T08:00:00Z',
+    description: 'Replay the failed deliveries of events from this instant on (with its offset: Z or ±hh:mm)',
+  })
+  @IsInstant()
   since: string;
 
-  @ApiPropertyOptional({ example: '2026-06-09T12:00:00Z', description: 'Up to this instant (excluded); now when left out' })
+  @ApiPropertyOptional({
+    example: '2026-06-09T12:00:00Z',
+    description: 'Up to this instant (excluded, with its offset); now when left out',
+  })
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'until must be an ISO 8601 date-time' })
+  @IsInstant()
   until?: string;
 }
 

@@ -47,8 +47,9 @@ const MAX_CONCURRENCY_PROPERTY = {
   default: DEFAULT_MAX_CONCURRENCY,
   example: DEFAULT_MAX_CONCURRENCY,
   description:
-    'Requests this endpoint gets at once, across all workers. Its other deliveries wait in its own queue, in order; ' +
-    'other endpoints’ deliveries do not wait for them.',
+    'Requests this endpoint gets at once, across all workers, while its last attempt succeeded (one at a time before ' +
+    'its first success and after a failure). Its other deliveries wait in its own queue, in order; other endpoints’ ' +
+    'deliveries do not wait for them.',
 };
 
 const RATE_LIMIT_PROPERTY = {
