@@ -149,6 +149,26 @@ describe('sender authentication at DATA', () => {
     expect(refusalOf(dkim, ['fwd.test'])).toBeNull();
   });
 
+  it("takes mail that passed for exactly its From domain while that domain's DMARC record cannot be read", async () => {
+    failing.add('_dmarc.news.test');
+    // A DKIM pass for news.test passes DMARC whatever the unread record asks: forwarded as it is.
+    const signedByAuthor = await judge(await signed(message('x@news.test')), 'bounce@elsewhere.test');
+    expect(signedByAuthor).toMatchObject({ author: 'pass', policy: 'unknown', alignedDkim: true });
+    expect(refusalOf(signedByAuthor, ['fwd.test'])).toBeNull();
+    expect(needsFromRewrite(signedByAuthor, 'fwd.test')).toBe(false);
+    // An SPF pass alone: taken, and its From rewritten as for p=reject, since the unread policy may be that.
+    failing.add('_dmarc.spf-only.test');
+    const spfOnly = await judge(message('alice@spf-only.test'), 'alice@spf-only.test');
+    expect(spfOnly).toMatchObject({ author: 'pass', policy: 'unknown', alignedDkim: false });
+    expect(refusalOf(spfOnly, ['fwd.test'])).toBeNull();
+    expect(needsFromRewrite(spfOnly, 'fwd.test')).toBe(true);
+  });
+
+  it('refuses a From address without a domain as one without an address', async () => {
+    const empty = await judge(message('<user@>'), 'x@quiet.test');
+    expect(refusalOf(empty, ['fwd.test'])).toEqual({ responseCode: 550, message: expect.stringMatching(/^5\.7\.1 .*no author address/) });
+  });
+
   it('refuses a From with several addresses, or with none', async () => {
     const several = await judge(message('a@news.test, b@fwd.test'), 'a@news.test');
     expect(refusalOf(several, ['fwd.test'])).toEqual({ responseCode: 550, message: expect.stringMatching(/^5\.7\.1 .*several addresses/) });

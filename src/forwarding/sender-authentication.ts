@@ -61,9 +61,18 @@ export function senderAuthentication(result: AuthenticateResult): SenderAuthenti
       const author = spf === 'pass' || dkimRelaxed ? 'pass' : hidden ? 'unknown' : 'fail';
       return { fromAddresses, organizationalDomain, author, policy: null, alignedDkim: dkimRelaxed };
     }
-    default:
-      // temperror: the record could not be read, so neither can what it asks for.
-      return { fromAddresses, organizationalDomain, author: 'unknown', policy: 'unknown', alignedDkim: dkimRelaxed };
+    default: {
+      // temperror: the record could not be read, so neither can what it asks for. A pass for exactly the From domain
+      // passes DMARC whatever the record says (strict alignment included): such mail is not held up by a lame _dmarc.
+      const fromDomain = fromAddresses[0].slice(fromAddresses[0].lastIndexOf('@') + 1);
+      const exact = (r: { signingDomain?: string; status: { result: string } }) =>
+        r.signingDomain?.toLowerCase() === fromDomain && r.status.result === 'pass';
+      const dkimExact = result.dkim.results.some(exact);
+      const spfResult = result.spf || null;
+      const spfExact = spfResult?.domain?.toLowerCase() === fromDomain && spfResult.status.result === 'pass';
+      const author = dkimExact || spfExact ? 'pass' : 'unknown';
+      return { fromAddresses, organizationalDomain, author, policy: 'unknown', alignedDkim: dkimExact };
+    }
   }
 }
 
@@ -86,7 +95,10 @@ export function refusalOf(auth: SenderAuthentication, ownDomains: readonly strin
     return { responseCode: 550, message: '5.7.1 The From header holds no author address: DMARC needs one author address' };
   }
   const domain = auth.organizationalDomain;
-  if (!domain) return null;
+  // An address without a domain (`user@`, `<@>`): no author domain to judge, as for no address at all.
+  if (!domain) {
+    return { responseCode: 550, message: '5.7.1 The From header holds no author address: DMARC needs one author address' };
+  }
   const fromDomain = auth.fromAddresses[0].slice(auth.fromAddresses[0].lastIndexOf('@') + 1);
   const own = ownDomains.some((name) => hostMatchesDomain(name, [domain]));
   if (own && auth.author === 'fail') {
@@ -97,7 +109,7 @@ export function refusalOf(auth: SenderAuthentication, ownDomains: readonly strin
         'message did not pass DMARC for it (no SPF or DKIM pass aligned with the From domain)',
     };
   }
-  if (auth.policy === 'unknown') {
+  if (auth.policy === 'unknown' && auth.author !== 'pass') {
     return {
       responseCode: 451,
       message: `4.4.3 Could not look up the DMARC policy of ${fromDomain} (a DNS lookup failed), try again later`,
@@ -124,7 +136,8 @@ export function refusalOf(auth: SenderAuthentication, ownDomains: readonly strin
  */
 export function needsFromRewrite(auth: SenderAuthentication, forwardingDomain: string): boolean {
   if (auth.author !== 'pass' || auth.alignedDkim || !auth.organizationalDomain) return false;
-  if (auth.policy !== 'reject' && auth.policy !== 'quarantine') return false;
+  // An unreadable policy may be p=reject: a message that passed by SPF alone is rewritten as if it were.
+  if (auth.policy !== 'reject' && auth.policy !== 'quarantine' && auth.policy !== 'unknown') return false;
   // Our own signature aligns with such a From already.
   return !hostMatchesDomain(forwardingDomain, [auth.organizationalDomain]);
 }

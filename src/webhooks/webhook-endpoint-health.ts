@@ -54,7 +54,9 @@ export function endpointHealthCtes(disableAfterMs: string): string {
       disabled_notice_pending = v.disable IS NOT NULL,
       updated_at = CASE WHEN v.disable IS NULL THEN w.updated_at ELSE now() END
     FROM endpoint_verdict v
-    WHERE w.id = v.id AND w.enabled AND w.url = v.url AND w.failing_since IS NOT DISTINCT FROM v.was_failing_since
+    WHERE w.id = v.id AND w.enabled AND w.url = v.url
+      -- A 410 disables whatever another batch did meanwhile; a span only as this statement read it.
+      AND (v.disable = 'gone' OR w.failing_since IS NOT DISTINCT FROM v.was_failing_since)
       AND (v.disable IS NOT NULL OR v.failing_since IS DISTINCT FROM v.was_failing_since)
     RETURNING w.id, w.account_id, w.url, w.disabled_reason, w.disabled_at, w.failing_since
   ), disabled_event AS (

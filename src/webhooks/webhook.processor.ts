@@ -106,7 +106,10 @@ export class WebhookProcessor implements OnApplicationBootstrap, BeforeApplicati
     return made === 0 ? 'waiting in the endpoint’s queue' : `made ${made} attempt${made === 1 ? '' : 's'}`;
   }
 
-  /** The slot of an attempt that failed unexpectedly (not recorded: the sweeper queues it again) goes back, and others are woken for the queue. */
+  /**
+   * The slot of an attempt that ended in an unexpected error goes back, and others are woken for the queue (an attempt
+   * that was not recorded is queued again by the sweeper; one that was does nothing when it runs again).
+   */
   private async giveBack(webhookId: string, limits: EndpointLimits, run: DeliverWebhookJob): Promise<void> {
     try {
       const released = await this.gate.acquire(webhookId, limits, { released: run, take: false });

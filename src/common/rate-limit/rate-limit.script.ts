@@ -1,6 +1,6 @@
 /**
- * The one Redis script behind every limit: it reads all of a request's counters, decides, and (only when
- * every rule allows) moves them all, atomically and in one round trip.
+ * The one Redis script behind every limit: it reads all of a request's counters, decides, and moves them all as
+ * its `move` argument says (by default only when every rule allows), atomically and in one round trip.
  *
  * KEYS[i]: the counter of rule i.  ARGV: now (ms), cost, move (1: only when every rule allows; 0: never, to decide
  * for `cost` without moving anything; 2: always, whatever the decision), then three values per rule:
