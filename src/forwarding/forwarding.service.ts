@@ -231,7 +231,7 @@ export class ForwardingService {
         senders.length ? this.email.forwarded(accountId, { ...base, envelopeFrom: '', to: senders }) : null,
       ]);
       const forwarded = made.filter((m): m is MessageWithEvents => m !== null);
-      if (forwarded.length === 0) continue; // every destination is suppressed: taken, and dropped
+      if (forwarded.length === 0) continue; // suppressed since RCPT TO: nothing for this domain (receive() refuses when no domain has any)
       messages.push(...forwarded);
       const copy = await this.authentication.copyFor(verdict, domain, transaction.source, summary.from);
       statements.push({
