@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { MailParser } from 'mailparser';
@@ -170,12 +170,29 @@ describe('attachments stored apart from their messages (APP_ROLE=all, two worker
     await installation?.remove();
   }, 30_000);
 
-  function post(path: string, bearer: string, body: unknown): Promise<Response> {
+  function post(path: string, bearer: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
     return fetch(`${url}${path}`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${bearer}`, 'Content-Type': 'application/json' },
+      headers: { Authorization: `Bearer ${bearer}`, 'Content-Type': 'application/json', ...headers },
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
+  }
+
+  /**
+   * POST /email/send as a careful client sends a large body: under an Idempotency-Key, sent again on a connection
+   * reset. A kept-alive connection that sat idle can be closed by the server (its keep-alive time-out) just as the
+   * client starts writing 35 MB on it; the send is then safe to repeat, and the sink's count shows any duplicate.
+   */
+  async function postSend(body: string): Promise<Response> {
+    const headers = { 'Idempotency-Key': randomUUID() };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await post('/email/send', key, body, headers);
+      } catch (err) {
+        const code = ((err as { cause?: { code?: string } }).cause ?? {}).code;
+        if (attempt === 3 || !['EPIPE', 'ECONNRESET', 'UND_ERR_SOCKET'].includes(code ?? '')) throw err;
+      }
+    }
   }
 
   /** Pauses or resumes the email queue in Bull Board: paused, accepted messages wait for the workers as a backlog. */
@@ -197,7 +214,7 @@ describe('attachments stored apart from their messages (APP_ROLE=all, two worker
       html,
       attachments: attachments.map((a) => ({ filename: a.filename, content: a.bytes.toString('base64') })),
     });
-    const res = await post('/email/send', key, body);
+    const res = await postSend(body);
     expect([res.status, subject]).toEqual([200, subject]);
     return ((await res.json()) as { messageId: string }).messageId;
   }
