@@ -1,12 +1,12 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { AccountConfigModule } from './account-config/account-config.module';
-import { AccountsModule } from './accounts/accounts.module';
+import { AccountsModule } from './operator/accounts.module';
 import { AnalyticsModule } from './analytics/analytics.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { BillingModule } from './billing/billing.module';
 import { CollectionsModule } from './collections/collections.module';
-import { AuthModule } from './common/auth/auth.module';
+import { AuthModule } from './auth/auth.module';
 import { CryptoModule } from './common/crypto/crypto.module';
 import { IdempotencyModule } from './common/idempotency/idempotency.module';
 import { loggerOptions } from './common/http/logger.options';

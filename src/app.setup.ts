@@ -2,23 +2,23 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { json, urlencoded, type NextFunction, type Request, type Response } from 'express';
 import { DataSource } from 'typeorm';
-import { ApiKeyCache } from './api-keys/api-key.cache';
-import { readCredential } from './common/auth/credentials';
+import { ApiKeyCache } from './auth/api-key.cache';
+import { readCredential } from './auth/credentials';
 import { AllExceptionsFilter, bodyParserError } from './common/errors/all-exceptions.filter';
 import { answerClientErrors } from './common/errors/client-error';
 import { DatabaseOutage } from './common/errors/database-unavailable';
 import { URLENCODED_PARSER_DEPTH, verifyJsonBody } from './common/http/body-depth';
-import { BodyGate } from './common/http/body-gate';
+import { BodyGate } from './rate-limits/body-gate';
 import { requestId } from './common/http/logger.options';
 import { setupSwagger } from './common/http/swagger';
-import { RateLimitService } from './common/rate-limit/rate-limit.service';
+import { RateLimitService } from './rate-limits/rate-limit.service';
 import { createValidationPipe } from './common/http/validation.pipe';
 import { AppConfigService } from './config/app-config.service';
 import { onNewConnection } from './database/database.options';
 import { httpMetrics } from './metrics/http-metrics';
 import { MAX_SUBMISSION_BODY_BYTES } from './forms/uploads/submission-uploads';
 import { readProviderEventsBody } from './provider-events/raw-body';
-import { setupBullBoard } from './queue/bull-board';
+import { setupBullBoard } from './operator/bull-board';
 
 /** Everything an HTTP app needs besides its modules; main.ts and the e2e tests both call it. */
 export function configureApp(app: NestExpressApplication): NestExpressApplication {

@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
-import { nestLogger } from './common/logging/root-logger';
+import { nestLogger } from './logging/root-logger';
 import { listenError } from './startup/startup-error';
 import { beginStartup, failStartup, started } from './startup/startup';
 import { startWorker } from './worker';

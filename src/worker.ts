@@ -3,7 +3,7 @@ import { parentPort } from 'node:worker_threads';
 import { type INestApplicationContext, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
-import { nestLogger } from './common/logging/root-logger';
+import { nestLogger } from './logging/root-logger';
 import { AppConfigService } from './config/app-config.service';
 import { startProbeServer } from './health/probe-server';
 import { listenError } from './startup/startup-error';

@@ -1,8 +1,8 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { AuthContext } from '../common/auth/auth-context';
-import { Auth } from '../common/auth/auth.decorator';
-import { CurrentAuth } from '../common/auth/current-auth.decorator';
+import type { AuthContext } from '../auth/auth-context';
+import { Auth } from '../auth/auth.decorator';
+import { CurrentAuth } from '../auth/current-auth.decorator';
 import { AnalyticsService } from './analytics.service';
 import { AnalyticsQueryDto, EmailAnalyticsQueryDto } from './dto/analytics-query.dto';
 import { AnalyticsOverviewDto, EmailAnalyticsDto } from './dto/analytics.dto';

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { ApiKey } from './api-key.entity';
-import { ApiKeyCache } from './api-key.cache';
+import { ApiKey } from '../auth/api-key.entity';
+import { ApiKeyCache } from '../auth/api-key.cache';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysService } from './api-keys.service';
-import { KnownKeysFilter } from './known-keys.filter';
+import { KnownKeysFilter } from '../auth/known-keys.filter';
 
 @Module({
   imports: [TypeOrmModule.forFeature([ApiKey])],

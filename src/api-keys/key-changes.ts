@@ -1,4 +1,4 @@
-import type { KeyRestrictions } from '../common/auth/auth-context';
+import type { KeyRestrictions } from '../auth/auth-context';
 
 /** A change to a key's restrictions: a field given a value is set, a field given null removed, one left out kept. */
 export type RestrictionsPatch = { [field in keyof KeyRestrictions]?: KeyRestrictions[field] | null };

@@ -1,5 +1,5 @@
-import type { KeyRestrictions } from '../common/auth/auth-context';
-import type { Permission } from '../common/auth/permissions';
+import type { KeyRestrictions } from '../auth/auth-context';
+import type { Permission } from '../auth/permissions';
 import { CreatorKey, inheritRestrictions, KeyGrant, rangeWithin, widerThan } from './key-privileges';
 
 const creator = (

@@ -1,8 +1,8 @@
 import * as ipaddr from 'ipaddr.js';
-import type { AuthContext, KeyRestrictions } from '../common/auth/auth-context';
-import type { Permission } from '../common/auth/permissions';
+import type { AuthContext, KeyRestrictions } from '../auth/auth-context';
+import type { Permission } from '../auth/permissions';
 import { hostMatchesDomain } from '../common/domain-match';
-import { keyLimits } from '../common/rate-limit/rate-limit.policy';
+import { keyLimits } from '../rate-limits/rate-limit.policy';
 
 /**
  * A key never makes a key wider than itself: what the new key may do must be something the creating key

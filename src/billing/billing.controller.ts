@@ -9,9 +9,9 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import type { AuthContext } from '../common/auth/auth-context';
-import { Auth } from '../common/auth/auth.decorator';
-import { CurrentAuth } from '../common/auth/current-auth.decorator';
+import type { AuthContext } from '../auth/auth-context';
+import { Auth } from '../auth/auth.decorator';
+import { CurrentAuth } from '../auth/current-auth.decorator';
 import { ErrorBodyDto } from '../common/errors/error-body';
 import type { IdempotencyClaim } from '../common/idempotency/idempotency.store';
 import { IdempotencyClaimOf, Idempotent } from '../common/idempotency/idempotent.decorator';

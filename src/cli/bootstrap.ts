@@ -1,5 +1,5 @@
-import { AccountsModule } from '../accounts/accounts.module';
-import { AccountsService } from '../accounts/accounts.service';
+import { AccountsModule } from '../operator/accounts.module';
+import { AccountsService } from '../operator/accounts.service';
 import { RedisModule } from '../redis/redis.module';
 import { withDatabaseContext } from './database-context';
 

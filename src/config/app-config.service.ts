@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Injectable } from '@nestjs/common';
-import { type LogSettings, rootLogger } from '../common/logging/root-logger';
+import { type LogSettings, rootLogger } from '../logging/root-logger';
 import { hashTaggedPrefix, isClusterUrl } from '../redis/redis-url';
 import { type ConnectionShares, shareConnections } from './connection-budget';
 import { ConfigurationError, EnvSchema, logSettingsOf, validateEnv } from './env.schema';

@@ -14,7 +14,7 @@ import {
   ValidateBy,
   validateSync,
 } from 'class-validator';
-import type { LogSettings } from '../common/logging/root-logger';
+import type { LogSettings } from '../logging/root-logger';
 import { redisUrlProblem } from '../redis/redis-url';
 import { MailEnvSchema, toBoolean, toInt } from './mail-env.schema';
 

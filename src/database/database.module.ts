@@ -2,7 +2,7 @@ import { Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfigService } from '../config/app-config.service';
 import { databaseOptions, ensureDatabase, runMigrations } from './database.options';
-import { DatabasePoolMetrics } from './pool-metrics';
+import { DatabasePoolMetrics } from '../metrics/pool-metrics';
 
 @Module({
   imports: [

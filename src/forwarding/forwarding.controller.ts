@@ -1,8 +1,8 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import type { AuthContext } from '../common/auth/auth-context';
-import { Auth } from '../common/auth/auth.decorator';
-import { CurrentAuth } from '../common/auth/current-auth.decorator';
+import type { AuthContext } from '../auth/auth-context';
+import { Auth } from '../auth/auth.decorator';
+import { CurrentAuth } from '../auth/current-auth.decorator';
 import { ErrorBodyDto } from '../common/errors/error-body';
 import { ForwardingResolutionDto, ResolveForwardingQueryDto } from './dto/forwarding-resolution.dto';
 import { ForwardingService } from './forwarding.service';

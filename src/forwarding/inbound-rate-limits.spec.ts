@@ -1,4 +1,4 @@
-import { InProcessCounters } from '../common/rate-limit/rate-limit.memory';
+import { InProcessCounters } from '../rate-limits/rate-limit.memory';
 import { inboundLimitRefusal, inboundLimitRules, InboundMessageKey } from './inbound-rate-limits';
 
 const key = (...parts: string[]) => `test:${parts.join(':')}`;

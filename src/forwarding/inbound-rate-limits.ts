@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { clientIpKey } from '../common/rate-limit/rate-limit.policy';
-import { RateLimitService } from '../common/rate-limit/rate-limit.service';
-import { HOUR_MS, LimitRule, LimitState } from '../common/rate-limit/rate-limit.types';
+import { clientIpKey } from '../rate-limits/rate-limit.policy';
+import { RateLimitService } from '../rate-limits/rate-limit.service';
+import { HOUR_MS, LimitRule, LimitState } from '../rate-limits/rate-limit.types';
 import { AppConfigService } from '../config/app-config.service';
 import { RedisService } from '../redis/redis.service';
 import { InboundRefusal } from './inbound-refusal';

@@ -1,7 +1,7 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { Public } from '../common/auth/auth.decorator';
+import { Public } from '../auth/auth.decorator';
 import { HealthService, Readiness, readinessStatusCode } from './health.service';
 
 const CHECK_STATE = { type: 'string', enum: ['up', 'down', 'degraded'] };

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { INestApplicationContext } from '@nestjs/common';
 import express, { type Request, type Response } from 'express';
-import { OperatorAccess } from '../common/auth/operator-access';
+import { OperatorAccess } from '../auth/operator-access';
 import { MetricsService } from '../metrics/metrics.service';
 import { METRICS_ACCESS } from '../metrics/metrics-access.guard';
 import { HealthService, readinessStatusCode } from './health.service';

@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { OperatorAccess, type OperatorRequirement } from '../common/auth/operator-access';
+import { OperatorAccess, type OperatorRequirement } from '../auth/operator-access';
 
 /**
  * /metrics, on the API and on a worker's probe port: an operator admin key holding operator.metrics (basic auth

@@ -1,7 +1,7 @@
 import { Controller, Get, Header, Res, UseGuards } from '@nestjs/common';
 import { ApiForbiddenResponse, ApiOkResponse, ApiOperation, ApiSecurity, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { Public } from '../common/auth/auth.decorator';
+import { Public } from '../auth/auth.decorator';
 import { ErrorBodyDto } from '../common/errors/error-body';
 import { MetricsAccessGuard } from './metrics-access.guard';
 import { MetricsService } from './metrics.service';

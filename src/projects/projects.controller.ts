@@ -1,8 +1,8 @@
 import { Body, Controller, Get, Post } from '@nestjs/common';
 import { ApiConflictResponse, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { AuthContext } from '../common/auth/auth-context';
-import { Auth } from '../common/auth/auth.decorator';
-import { CurrentAuth } from '../common/auth/current-auth.decorator';
+import type { AuthContext } from '../auth/auth-context';
+import { Auth } from '../auth/auth.decorator';
+import { CurrentAuth } from '../auth/current-auth.decorator';
 import { ErrorBodyDto } from '../common/errors/error-body';
 import { CreateProjectDto, ProjectDto, ProjectListDto } from './dto/project.dto';
 import { ProjectsService } from './projects.service';

@@ -12,7 +12,7 @@ import {
   ApiUnsupportedMediaTypeResponse,
   getSchemaPath,
 } from '@nestjs/swagger';
-import { Public } from '../common/auth/auth.decorator';
+import { Public } from '../auth/auth.decorator';
 import { ErrorBodyDto } from '../common/errors/error-body';
 import { ProviderEventDto, ProviderEventsDto, ProviderEventsResultDto } from './dto/provider-events.dto';
 import { MAX_PROVIDER_EVENTS } from './provider-event-rules';

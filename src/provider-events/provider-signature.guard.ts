@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
-import { RateLimitService } from '../common/rate-limit/rate-limit.service';
+import { RateLimitService } from '../rate-limits/rate-limit.service';
 import { AppConfigService } from '../config/app-config.service';
 import { providerEventsBodyOf } from './raw-body';
 

@@ -1,10 +1,10 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { AuthContext } from '../common/auth/auth-context';
-import { Auth } from '../common/auth/auth.decorator';
-import { CurrentAuth } from '../common/auth/current-auth.decorator';
-import { RateLimitService } from '../common/rate-limit/rate-limit.service';
-import type { LimitState } from '../common/rate-limit/rate-limit.types';
+import type { AuthContext } from '../auth/auth-context';
+import { Auth } from '../auth/auth.decorator';
+import { CurrentAuth } from '../auth/current-auth.decorator';
+import { RateLimitService } from './rate-limit.service';
+import type { LimitState } from './rate-limit.types';
 import { LimitCounterDto, LimitScopeStateDto, RateLimitsDto, RateLimitStatusDto } from './dto/rate-limit-status.dto';
 
 const UNCOUNTED = 'These calls are not counted against any limit.';

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { RateLimitModule } from '../common/rate-limit/rate-limit.module';
+import { RateLimitModule } from './rate-limit.module';
 import { RateLimitsController } from './rate-limits.controller';
 import { WhoamiController } from './whoami.controller';
 

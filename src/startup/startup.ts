@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import { constants } from 'node:os';
 import { isMainThread } from 'node:worker_threads';
 import { Logger } from '@nestjs/common';
-import { nestLogger, rootLogger } from '../common/logging/root-logger';
+import { nestLogger, rootLogger } from '../logging/root-logger';
 import { AppConfigService, loadConfigOrExit } from '../config/app-config.service';
 import { startupWarnings } from '../config/startup-warnings';
 import { listenError, StartupError } from './startup-error';

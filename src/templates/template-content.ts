@@ -1,5 +1,5 @@
 import { AppException } from '../common/errors/app.exception';
-import { checkLiquidTemplate } from '../forms/emails/liquid-dialect';
+import { checkLiquidTemplate } from './liquid-dialect';
 import { FORM_TEMPLATE_TYPES, TemplateType } from './template.entity';
 import { TemplateContent, TemplateRenderer } from './template-renderer';
 

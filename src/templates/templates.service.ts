@@ -5,7 +5,7 @@ import type { FieldError } from '../common/settings-checker';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
 import { newId } from '../common/ids';
-import { renderLiquid } from '../forms/emails/liquid-dialect';
+import { renderLiquid } from './liquid-dialect';
 import { FORM_TEMPLATE_TYPES, Template, TemplateType } from './template.entity';
 import { assertSendable, checkTemplateContent, isFormTemplate } from './template-content';
 import { CompiledTemplate, remember, RenderedContent, TemplateRenderer } from './template-renderer';

@@ -12,7 +12,7 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Public } from '../common/auth/auth.decorator';
+import { Public } from '../auth/auth.decorator';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorBodyDto } from '../common/errors/error-body';
 import { ErrorCode } from '../common/errors/error-code';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
-import { hashKey } from '../../src/api-keys/key-format';
-import { filterBits } from '../../src/api-keys/known-keys.filter';
+import { hashKey } from '../../src/auth/key-format';
+import { filterBits } from '../../src/auth/known-keys.filter';
 import { QuotaStore } from '../../src/quotas/quota.store';
 import { RedisService } from '../../src/redis/redis.service';
 import { createVerifiedDomain } from '../support/email-fixtures';

@@ -1,4 +1,4 @@
-import { ApiKeyCache } from '../../src/api-keys/api-key.cache';
+import { ApiKeyCache } from '../../src/auth/api-key.cache';
 import { bearer, createAccount, createKey } from '../support/factories';
 import { createTestApp, TestApp } from '../support/test-app';
 

@@ -1,7 +1,7 @@
 import type { Response } from 'supertest';
 import { DataSource, QueryRunner } from 'typeorm';
-import { AccountsService } from '../../src/accounts/accounts.service';
-import { hashKey } from '../../src/api-keys/key-format';
+import { AccountsService } from '../../src/operator/accounts.service';
+import { hashKey } from '../../src/auth/key-format';
 import { AddKeysWithoutHourlyLimit1795700003000 } from '../../src/database/migrations/1795700003000-AddKeysWithoutHourlyLimit';
 import { databaseOptions } from '../../src/database/database.options';
 import { bearer, createKey } from '../support/factories';

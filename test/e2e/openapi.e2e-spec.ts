@@ -9,9 +9,9 @@ import { RequestMethod } from '@nestjs/common';
 import { PATH_METADATA } from '@nestjs/common/constants';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { PathsExplorer } from '@nestjs/core/router/paths-explorer';
-import { AUTH_REQUIREMENT, type AuthRequirement } from '../../src/common/auth/auth.decorator';
+import { AUTH_REQUIREMENT, type AuthRequirement } from '../../src/auth/auth.decorator';
 import { ERROR_STATUS, type ErrorCode } from '../../src/common/errors/error-code';
-import { isRateLimited } from '../../src/common/rate-limit/rate-limit.policy';
+import { isRateLimited } from '../../src/rate-limits/rate-limit.policy';
 import { internalCitations } from '../support/internal-citations';
 import { createTestApp, TestApp } from '../support/test-app';
 

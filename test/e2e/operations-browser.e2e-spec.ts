@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { BULL_BOARD_PATH } from '../../src/queue/bull-board';
+import { BULL_BOARD_PATH } from '../../src/operator/bull-board';
 import { JobName, QueueName } from '../../src/queue/queue.constants';
 import { launchBrowser, saveScreenshot } from '../support/browser';
 import { createVerifiedDomain } from '../support/email-fixtures';

@@ -1,9 +1,9 @@
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
-import { ApiKeyCache } from '../../src/api-keys/api-key.cache';
+import { ApiKeyCache } from '../../src/auth/api-key.cache';
 import { AddOperatorPermissionsAndRaisedTier1795700005000 } from '../../src/database/migrations/1795700005000-AddOperatorPermissionsAndRaisedTier';
-import { BULL_BOARD_PATH } from '../../src/queue/bull-board';
+import { BULL_BOARD_PATH } from '../../src/operator/bull-board';
 import { JobName, QueueName } from '../../src/queue/queue.constants';
 import { bearer, createAccount, createKey } from '../support/factories';
 import { createTestApp, type TestApp } from '../support/test-app';

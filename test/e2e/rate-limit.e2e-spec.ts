@@ -2,8 +2,8 @@ import { Logger } from '@nestjs/common';
 import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
 import { ApiKeysService, NewKeyInput } from '../../src/api-keys/api-keys.service';
-import { RateLimitClock } from '../../src/common/rate-limit/rate-limit.clock';
-import { RateLimitStorage } from '../../src/common/rate-limit/rate-limit.storage';
+import { RateLimitClock } from '../../src/rate-limits/rate-limit.clock';
+import { RateLimitStorage } from '../../src/rate-limits/rate-limit.storage';
 import { bearer, createAccount } from '../support/factories';
 import { createTestApp, TestApp } from '../support/test-app';
 

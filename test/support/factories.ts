@@ -1,4 +1,4 @@
-import { AccountsService } from '../../src/accounts/accounts.service';
+import { AccountsService } from '../../src/operator/accounts.service';
 import type { TestApp } from './test-app';
 
 export const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });

@@ -4,7 +4,7 @@ import { Test } from '@nestjs/testing';
 import Redis from 'ioredis';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
-import { AccountsService } from '../../src/accounts/accounts.service';
+import { AccountsService } from '../../src/operator/accounts.service';
 import { AppModule } from '../../src/app.module';
 import { configureApp } from '../../src/app.setup';
 import { AppConfigService } from '../../src/config/app-config.service';

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { KEY_TYPES, KeyType, Permission } from '../../common/auth/permissions';
-import type { ApiKey } from '../api-key.entity';
+import { KEY_TYPES, KeyType, Permission } from '../../auth/permissions';
+import type { ApiKey } from '../../auth/api-key.entity';
 import { KeyRestrictionsDto } from './create-api-key.dto';
 
 /** A key as listings show it: never the secret. */

@@ -17,7 +17,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import { KEY_TYPES, KeyType, PERMISSIONS } from '../../common/auth/permissions';
+import { KEY_TYPES, KeyType, PERMISSIONS } from '../../auth/permissions';
 
 export class KeyRestrictionsDto {
   @ApiPropertyOptional({

@@ -1,4 +1,4 @@
-import type { AuthContext } from '../auth/auth-context';
+import type { AuthContext } from '../../auth/auth-context';
 
 declare global {
   namespace Express {

@@ -2,7 +2,7 @@ import { getSchemaPath, type OpenAPIObject } from '@nestjs/swagger';
 import type { OperationObject, ParameterObject, ResponseObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { ErrorBodyDto } from '../errors/error-body';
 import { errorExample } from '../errors/error-examples';
-import { isRateLimited } from '../rate-limit/rate-limit.policy';
+import { isRateLimited } from '../../rate-limits/rate-limit.policy';
 
 const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 

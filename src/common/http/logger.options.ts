@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Params } from 'nestjs-pino';
 import { AppConfigService } from '../../config/app-config.service';
-import { rootLogger } from '../logging/root-logger';
+import { rootLogger } from '../../logging/root-logger';
 
 /** pino-http's serialised request, which its `req` serializer is given. */
 interface SerializedRequest {

@@ -1,5 +1,5 @@
 import { escapeHtml, htmlToText, textToHtml } from './html-text';
-import { renderLiquid, toSubjectLine } from './liquid-dialect';
+import { renderLiquid, toSubjectLine } from '../../templates/liquid-dialect';
 
 /** One form submission, as the emails about it see it. */
 export interface SubmissionEmailContext {

@@ -10,12 +10,12 @@ import {
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { AppException } from '../../common/errors/app.exception';
-import type { AuthContext } from '../../common/auth/auth-context';
-import { Auth, Public } from '../../common/auth/auth.decorator';
-import { CurrentAuth } from '../../common/auth/current-auth.decorator';
+import type { AuthContext } from '../../auth/auth-context';
+import { Auth, Public } from '../../auth/auth.decorator';
+import { CurrentAuth } from '../../auth/current-auth.decorator';
 import { ErrorBodyDto } from '../../common/errors/error-body';
 import { ApiNotFoundPageResponse, HTML_PAGE } from '../../common/http/page-responses';
-import { CONFIRMATION_EMAILS_PER_HOUR } from '../../common/rate-limit/rate-limit.policy';
+import { CONFIRMATION_EMAILS_PER_HOUR } from '../../rate-limits/rate-limit.policy';
 import { AppConfigService } from '../../config/app-config.service';
 import { QUOTA_429_DESCRIPTION } from '../../quotas/quota-docs';
 import { FormDto, FormListDto, ListSubmissionsQueryDto, SubmissionDto, SubmissionPageDto } from '../dto/form.dto';

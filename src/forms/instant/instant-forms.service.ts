@@ -3,7 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { AppException } from '../../common/errors/app.exception';
 import { ErrorCode } from '../../common/errors/error-code';
 import { newId } from '../../common/ids';
-import { RateLimitService } from '../../common/rate-limit/rate-limit.service';
+import { RateLimitService } from '../../rate-limits/rate-limit.service';
 import { AppConfigService } from '../../config/app-config.service';
 import { CompanionStatement, recipientCount } from '../../email/acceptance.repository';
 import type { MessageWithEvents } from '../../email/email.repository';

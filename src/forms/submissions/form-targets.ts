@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import type { AuthContext } from '../../common/auth/auth-context';
+import type { AuthContext } from '../../auth/auth-context';
 import { AppException } from '../../common/errors/app.exception';
 import { ErrorCode } from '../../common/errors/error-code';
 import { ExpiringMap } from '../../common/expiring-map';
-import { RateLimitService } from '../../common/rate-limit/rate-limit.service';
+import { RateLimitService } from '../../rate-limits/rate-limit.service';
 import { normalizeDomainName } from '../../domains/domain-name';
 import { DomainsService } from '../../domains/domains.service';
 import { CONTACT_FORM_SLUG, Form } from '../form.entity';

@@ -27,7 +27,7 @@ import {
   ApiTooManyRequestsResponse,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Auth, Public } from '../../common/auth/auth.decorator';
+import { Auth, Public } from '../../auth/auth.decorator';
 import { AppException } from '../../common/errors/app.exception';
 import { ErrorBodyDto } from '../../common/errors/error-body';
 import { ErrorCode } from '../../common/errors/error-code';

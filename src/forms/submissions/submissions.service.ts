@@ -1,14 +1,14 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { isEmail } from 'class-validator';
-import type { AuthContext } from '../../common/auth/auth-context';
+import type { AuthContext } from '../../auth/auth-context';
 import { AppException } from '../../common/errors/app.exception';
 import { ErrorCode } from '../../common/errors/error-code';
 import { foreignKeyViolation } from '../../common/errors/unique-violation';
 import { IdempotencyClaim, IdempotencyStore } from '../../common/idempotency/idempotency.store';
 import { newId } from '../../common/ids';
-import { DEFAULT_FORM_RATE_LIMIT } from '../../common/rate-limit/rate-limit.policy';
-import { RateLimitService } from '../../common/rate-limit/rate-limit.service';
+import { DEFAULT_FORM_RATE_LIMIT } from '../../rate-limits/rate-limit.policy';
+import { RateLimitService } from '../../rate-limits/rate-limit.service';
 import { AppConfigService } from '../../config/app-config.service';
 import { CompanionStatement, recipientCount } from '../../email/acceptance.repository';
 import type { MessageWithEvents } from '../../email/email.repository';

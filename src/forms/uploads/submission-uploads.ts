@@ -9,7 +9,7 @@ import { AnyFilesInterceptor, type MulterModuleOptions } from '@nestjs/platform-
 import type { Request, Response } from 'express';
 import type { Observable } from 'rxjs';
 import { AppException } from '../../common/errors/app.exception';
-import { BODY_CUT } from '../../common/http/body-gate';
+import { BODY_CUT } from '../../rate-limits/body-gate';
 import { ErrorCode } from '../../common/errors/error-code';
 import { AppConfigService } from '../../config/app-config.service';
 import { sniffUploadFile } from './upload-sniff';

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import type { LimitState } from '../../common/rate-limit/rate-limit.types';
+import type { LimitState } from '../rate-limit.types';
 
 /** One limit as the spec's rate-limit status object shows it. */
 export class LimitCounterDto {

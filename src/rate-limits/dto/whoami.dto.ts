@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { KEY_TYPES, KeyType, Permission } from '../../common/auth/permissions';
+import { KEY_TYPES, KeyType, Permission } from '../../auth/permissions';
 
 /** GET /auth/whoami: the key a request was made with. */
 export class WhoamiDto {

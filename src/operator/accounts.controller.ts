@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Param, Patch, Post } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyDto } from '../api-keys/dto/api-key-response.dto';
-import { Auth } from '../common/auth/auth.decorator';
+import { Auth } from '../auth/auth.decorator';
 import { ErrorBodyDto } from '../common/errors/error-body';
 import { AccountsService } from './accounts.service';
 import {

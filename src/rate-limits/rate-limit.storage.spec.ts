@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { HungRedis, startHungRedis } from '../../../test/support/hung-redis';
-import { AppConfigService } from '../../config/app-config.service';
-import { RedisService } from '../../redis/redis.service';
+import { HungRedis, startHungRedis } from '../../test/support/hung-redis';
+import { AppConfigService } from '../config/app-config.service';
+import { RedisService } from '../redis/redis.service';
 import { InProcessCounters } from './rate-limit.memory';
 import { RateLimitStorage } from './rate-limit.storage';
 import { LimitRule, MINUTE_MS } from './rate-limit.types';

@@ -1,9 +1,9 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { ApiKeyCache, ResolvedKey } from '../../api-keys/api-key.cache';
-import { AppConfigService } from '../../config/app-config.service';
-import { rateLimitRejections } from '../../metrics/metrics';
-import { RedisService } from '../../redis/redis.service';
+import { ApiKeyCache, ResolvedKey } from '../auth/api-key.cache';
+import { AppConfigService } from '../config/app-config.service';
+import { rateLimitRejections } from '../metrics/metrics';
+import { RedisService } from '../redis/redis.service';
 import type { AuthContext } from '../auth/auth-context';
 import { readCredential } from '../auth/credentials';
 import { AccountLimitsCache } from './account-limits.cache';

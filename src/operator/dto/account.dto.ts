@@ -4,8 +4,8 @@ import { IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Max, Mi
 import { MAX_QUOTA_VALUE } from '../../quotas/quota-policy';
 import type { AccountTier } from '../../config/app-config.service';
 import { CreatedApiKeyDto } from '../../api-keys/dto/api-key-response.dto';
-import type { Account } from '../account.entity';
-import { billingSelfService } from '../account-settings';
+import type { Account } from '../../accounts/account.entity';
+import { billingSelfService } from '../../accounts/account-settings';
 
 const TIERS: AccountTier[] = ['free', 'pro', 'enterprise'];
 

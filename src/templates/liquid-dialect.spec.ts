@@ -1,4 +1,4 @@
-import { AppException } from '../../common/errors/app.exception';
+import { AppException } from '../common/errors/app.exception';
 import {
   checkLiquidTemplate,
   LiquidParts,

@@ -3,9 +3,9 @@ import { BullAdapter } from '@bull-board/api/bullAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Request } from 'express';
-import { OperatorAccess } from '../common/auth/operator-access';
-import type { Permission } from '../common/auth/permissions';
-import { allQueues } from './all-queues';
+import { OperatorAccess } from '../auth/operator-access';
+import type { Permission } from '../auth/permissions';
+import { allQueues } from '../queue/all-queues';
 
 export const BULL_BOARD_PATH = '/admin/queues';
 

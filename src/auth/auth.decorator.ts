@@ -1,6 +1,6 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { ApiForbiddenResponse, ApiSecurity, ApiUnauthorizedResponse } from '@nestjs/swagger';
-import { ErrorBodyDto } from '../errors/error-body';
+import { ErrorBodyDto } from '../common/errors/error-body';
 import type { KeyType, Permission } from './permissions';
 
 export const AUTH_REQUIREMENT = 'mailroom:auth';

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
-import { AppException } from '../errors/app.exception';
-import { ErrorCode } from '../errors/error-code';
+import { AppException } from '../common/errors/app.exception';
+import { ErrorCode } from '../common/errors/error-code';
 import { LimitScope, LimitState } from './rate-limit.types';
 
 const CODE_OF_SCOPE: Record<LimitScope, ErrorCode> = {

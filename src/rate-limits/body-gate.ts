@@ -1,10 +1,10 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { requestBodyBytesInFlight, requestBodyRefusals } from '../../metrics/metrics';
-import { writeErrorBody } from '../errors/all-exceptions.filter';
-import { AppException } from '../errors/app.exception';
-import { ErrorCode } from '../errors/error-code';
-import { ByteBudget } from '../byte-budget';
-import { clientIpKey, openRouteOf } from '../rate-limit/rate-limit.policy';
+import { requestBodyBytesInFlight, requestBodyRefusals } from '../metrics/metrics';
+import { writeErrorBody } from '../common/errors/all-exceptions.filter';
+import { AppException } from '../common/errors/app.exception';
+import { ErrorCode } from '../common/errors/error-code';
+import { ByteBudget } from '../common/byte-budget';
+import { clientIpKey, openRouteOf } from './rate-limit.policy';
 
 /** The body limits of one process, in bytes. */
 export interface BodyLimits {

@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
-import { ApiKeysModule } from '../../api-keys/api-keys.module';
+import { ApiKeysModule } from '../api-keys/api-keys.module';
 import { AccountLimitsCache } from './account-limits.cache';
 import { RateLimitClock } from './rate-limit.clock';
 import { RateLimitService } from './rate-limit.service';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { OUTAGE_GRACE_MS } from '../../api-keys/key-freshness';
-import { isDatabaseUnavailable } from '../errors/database-unavailable';
+import { OUTAGE_GRACE_MS } from '../auth/key-freshness';
+import { isDatabaseUnavailable } from '../common/errors/database-unavailable';
 import { parsePlanLimits, PlanLimits } from './rate-limit.policy';
 
 const TTL_MS = 30_000;

@@ -1,9 +1,9 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { ApiKeyCache, ResolvedKey } from '../../api-keys/api-key.cache';
-import { AppException } from '../errors/app.exception';
-import { ErrorCode } from '../errors/error-code';
+import { ApiKeyCache, ResolvedKey } from './api-key.cache';
+import { AppException } from '../common/errors/app.exception';
+import { ErrorCode } from '../common/errors/error-code';
 import { AUTH_REQUIREMENT, AuthRequirement, requiredPermissions } from './auth.decorator';
 import { readCredential } from './credentials';
 import { checkKeyAccess, checkNotExpired, checkRestrictions } from './key-checks';

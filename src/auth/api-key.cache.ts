@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfigService, type AccountTier } from '../config/app-config.service';
-import type { AuthContext } from '../common/auth/auth-context';
+import type { AuthContext } from './auth-context';
 import { isDatabaseUnavailable } from '../common/errors/database-unavailable';
 import { compileIpAllowlist } from '../common/http/ip-match';
 import { RedisService } from '../redis/redis.service';

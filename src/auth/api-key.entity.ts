@@ -1,7 +1,7 @@
 import { Column, CreateDateColumn, Entity, Index } from 'typeorm';
 import { AccountOwned } from '../accounts/account-owned';
-import type { KeyRestrictions } from '../common/auth/auth-context';
-import type { KeyType, Permission } from '../common/auth/permissions';
+import type { KeyRestrictions } from './auth-context';
+import type { KeyType, Permission } from './permissions';
 
 /** An API key. Only the sha256 of the secret is stored (D-4). */
 @Entity('api_keys')

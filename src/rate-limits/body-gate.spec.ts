@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { raw, type NextFunction, type Request, type Response } from 'express';
-import type { AppException } from '../errors/app.exception';
+import type { AppException } from '../common/errors/app.exception';
 import { BodyGate, bodyLimitOf, type BodyLimits } from './body-gate';
 
 const limits: BodyLimits = { body: 1, api: 40, upload: 12, inFlight: 128 };

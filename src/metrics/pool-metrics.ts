@@ -2,8 +2,8 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfigService } from '../config/app-config.service';
-import { observePool } from '../metrics/metrics';
-import { mainPool } from './database.options';
+import { observePool } from './metrics';
+import { mainPool } from '../database/database.options';
 
 /** Shows this thread's pool of DATABASE_URL in /metrics: connections in use and idle, queries waiting, its share. */
 @Injectable()

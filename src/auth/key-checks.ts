@@ -1,8 +1,8 @@
 import type { Request } from 'express';
-import type { ResolvedKey } from '../../api-keys/api-key.cache';
-import { AppException } from '../errors/app.exception';
-import { ErrorCode } from '../errors/error-code';
-import { hostMatchesDomain } from '../domain-match';
+import type { ResolvedKey } from './api-key.cache';
+import { AppException } from '../common/errors/app.exception';
+import { ErrorCode } from '../common/errors/error-code';
+import { hostMatchesDomain } from '../common/domain-match';
 import { requestOriginHost } from './credentials';
 import type { KeyType, Permission } from './permissions';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Liquid, Tokenizer, TypeGuards } from 'liquidjs';
 import type { FilterImplOptions, TagToken, Template as LiquidTemplate } from 'liquidjs';
-import { AppException } from '../../common/errors/app.exception';
+import { AppException } from '../common/errors/app.exception';
 
 /** The parts of a form or acknowledgment template (D-28). */
 export interface LiquidParts {

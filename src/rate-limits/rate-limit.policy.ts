@@ -1,8 +1,8 @@
 import { normalizeIp } from '@nestjs/throttler';
-import type { AccountTier } from '../../config/app-config.service';
+import type { AccountTier } from '../config/app-config.service';
 import type { AuthContext } from '../auth/auth-context';
-import { AppException } from '../errors/app.exception';
-import { ErrorCode } from '../errors/error-code';
+import { AppException } from '../common/errors/app.exception';
+import { ErrorCode } from '../common/errors/error-code';
 import { HOUR_MS, LimitRule, LimitState, MINUTE_MS } from './rate-limit.types';
 
 /**

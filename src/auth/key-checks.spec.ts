@@ -1,7 +1,7 @@
 import type { Request } from 'express';
-import type { ResolvedKey } from '../../api-keys/api-key.cache';
-import { AppException } from '../errors/app.exception';
-import { compileIpAllowlist } from '../http/ip-match';
+import type { ResolvedKey } from './api-key.cache';
+import { AppException } from '../common/errors/app.exception';
+import { compileIpAllowlist } from '../common/http/ip-match';
 import { checkKeyAccess, checkNotExpired, checkRestrictions } from './key-checks';
 
 /** The error code a check throws, or null when it passes. */

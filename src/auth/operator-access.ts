@@ -1,11 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { ResolvedKey } from '../../api-keys/api-key.cache';
-import { AppConfigService } from '../../config/app-config.service';
-import { AppException } from '../errors/app.exception';
-import { ErrorCode } from '../errors/error-code';
-import { RateLimitService } from '../rate-limit/rate-limit.service';
+import type { ResolvedKey } from './api-key.cache';
+import { AppConfigService } from '../config/app-config.service';
+import { AppException } from '../common/errors/app.exception';
+import { ErrorCode } from '../common/errors/error-code';
+import { RateLimitService } from '../rate-limits/rate-limit.service';
 import { checkKeyAccess, checkNotExpired, checkRestrictions } from './key-checks';
 import type { Permission } from './permissions';
 

@@ -1,9 +1,9 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ApiKeysModule } from '../api-keys/api-keys.module';
-import { RateLimitModule } from '../common/rate-limit/rate-limit.module';
+import { RateLimitModule } from '../rate-limits/rate-limit.module';
 import { QuotasModule } from '../quotas/quotas.module';
-import { Account } from './account.entity';
+import { Account } from '../accounts/account.entity';
 import { AccountsController } from './accounts.controller';
 import { AccountsService } from './accounts.service';
 import { OperatorBootstrap } from './operator-bootstrap';

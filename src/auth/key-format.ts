@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { KeyType } from '../common/auth/permissions';
+import type { KeyType } from './permissions';
 
 /** Key shapes (D-4): `<prefix>_sk_admin_<64 hex>`, `<prefix>_sk_usage_<64 hex>`, `<prefix>_pk_<8 hex>_<64 hex>`. */
 export function generateKey(prefix: string, keyType: KeyType, domainScope?: string | null): string {

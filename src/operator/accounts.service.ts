@@ -2,15 +2,15 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import { AccountTier, AppConfigService } from '../config/app-config.service';
-import { ApiKey } from '../api-keys/api-key.entity';
-import { ApiKeyCache } from '../api-keys/api-key.cache';
+import { ApiKey } from '../auth/api-key.entity';
+import { ApiKeyCache } from '../auth/api-key.cache';
 import { ApiKeysService } from '../api-keys/api-keys.service';
 import { AppException } from '../common/errors/app.exception';
 import { newId } from '../common/ids';
-import { AccountLimitsCache } from '../common/rate-limit/account-limits.cache';
+import { AccountLimitsCache } from '../rate-limits/account-limits.cache';
 import { QuotaService } from '../quotas/quota.service';
-import { Account } from './account.entity';
-import { updateAccountSettings } from './account-settings';
+import { Account } from '../accounts/account.entity';
+import { updateAccountSettings } from '../accounts/account-settings';
 import type { UpdateAccountDto } from './dto/account.dto';
 
 /** Accounts (tenants) and the operator account (D-1, D-2). */

@@ -1,4 +1,4 @@
-import type { AccountTier } from '../../config/app-config.service';
+import type { AccountTier } from '../config/app-config.service';
 import type { KeyType, Permission } from './permissions';
 
 /** Restrictions a key may carry (spec "API key", D-8). Stored as given, snake_case like the spec. */
