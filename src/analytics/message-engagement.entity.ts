@@ -1,5 +1,5 @@
 import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { Message } from '../email/message.entity';
+import { Message } from '../outbox/message.entity';
 
 export type EngagementType = 'opened' | 'clicked';
 

@@ -9,11 +9,11 @@ import { SuppressionService } from '../suppression/suppression.service';
 import { TrackedContentService } from '../tracking/tracked-content.service';
 import { DeliveredOutcome, DeliveredOutcomes } from './delivered-outcomes';
 import { AppConfigService } from '../config/app-config.service';
-import { isStored } from './attachments/attachment-content';
-import { AttachmentStore, AttachmentUnavailable } from './attachments/attachment-store';
+import { isStored } from '../outbox/attachments/attachment-content';
+import { AttachmentStore, AttachmentUnavailable } from '../outbox/attachments/attachment-store';
 import { DKIM_SIGNED_HEADERS, DkimKey, signSource } from './dkim-signer';
-import { composeDsn, isDsnContent } from './dsn/dsn-message';
-import { DsnService } from './dsn/dsn.service';
+import { composeDsn, isDsnContent } from '../forwarding/dsn/dsn-message';
+import { DsnService } from '../forwarding/dsn/dsn.service';
 import {
   expired,
   expiredUnanswered,
@@ -22,10 +22,10 @@ import {
   refused,
   reportsFailures,
   suppressedDestinations,
-} from './dsn/forward-failures';
+} from '../forwarding/dsn/forward-failures';
 import { DeliverableMessage, EmailRepository, NewEvent } from './email.repository';
 import { composeMime } from './message-content';
-import { AWAITING_DELIVERY, MessageStatus } from './message.entity';
+import { AWAITING_DELIVERY, MessageStatus } from '../outbox/message.entity';
 import { ProviderHealth } from './provider-health';
 import { ReturnPaths } from './return-path';
 import { SendPacer } from './send-pacer';

@@ -4,7 +4,7 @@ import type { Job, Queue } from 'bull';
 import { AppConfigService } from '../config/app-config.service';
 import { JobName, QueueName } from '../queue/queue.constants';
 import { DeliveryService, NotYetDue } from './delivery.service';
-import type { DeliverEmailJob } from './email.queue';
+import type { DeliverEmailJob } from '../outbox/email.queue';
 import { MAIL_TRANSPORT, MailTransport } from './transport/mail-transport';
 
 /**

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { MessageEvent, MessageEventType } from './message-event.entity';
-import { AWAITING_DELIVERY, Message, MessageContent, MessageStatus } from './message.entity';
-import { ATTACHMENT_READ_BYTES, type AttachmentUpload } from './attachments/attachment-content';
+import { MessageEvent, MessageEventType } from '../outbox/message-event.entity';
+import { AWAITING_DELIVERY, Message, MessageContent, MessageStatus } from '../outbox/message.entity';
+import { ATTACHMENT_READ_BYTES, type AttachmentUpload } from '../outbox/attachments/attachment-content';
 import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
-import type { AddParam } from './acceptance.repository';
-import { expiredPendingCte } from './dsn/forward-failures';
+import type { AddParam } from '../outbox/acceptance.repository';
+import { expiredPendingCte } from '../forwarding/dsn/forward-failures';
 import { emails } from '../metrics/metrics';
 import { AppConfigService } from '../config/app-config.service';
 

@@ -15,13 +15,13 @@ import { TrackingTokens } from '../tracking/tracking-tokens';
 import { MessageStatusDto } from './dto/message-status.dto';
 import { SendEmailResponseDto } from './dto/send-email-response.dto';
 import { SendEmailDto } from './dto/send-email.dto';
-import { EmailQueue } from './email.queue';
-import { Acceptance, AcceptanceRepository, meteringOf } from './acceptance.repository';
+import { EmailQueue } from '../outbox/email.queue';
+import { Acceptance, AcceptanceRepository, meteringOf } from '../outbox/acceptance.repository';
 import { EmailRepository, MessageWithEvents, NewEvent } from './email.repository';
 import { checkAttachments, checkBodySize, checkCustomHeaders, MAX_RECIPIENTS, parseMailbox, parseRecipients } from './message-content';
-import { Message } from './message.entity';
-import { type AttachmentInput, prepareAttachments } from './attachments/attachment-content';
-import { AttachmentStore } from './attachments/attachment-store';
+import { Message } from '../outbox/message.entity';
+import { type AttachmentInput, prepareAttachments } from '../outbox/attachments/attachment-content';
+import { AttachmentStore } from '../outbox/attachments/attachment-store';
 
 const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600 * 1000;
 /** A scheduled message can be cancelled until this long before its time. */

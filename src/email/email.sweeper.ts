@@ -1,11 +1,11 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfigService } from '../config/app-config.service';
 import { RedisService } from '../redis/redis.service';
-import { DsnService } from './dsn/dsn.service';
-import { recordExpiredPending } from './dsn/forward-failures';
-import { EmailQueue } from './email.queue';
+import { DsnService } from '../forwarding/dsn/dsn.service';
+import { recordExpiredPending } from '../forwarding/dsn/forward-failures';
+import { EmailQueue } from '../outbox/email.queue';
 import { EmailRepository } from './email.repository';
-import { AWAITING_DELIVERY } from './message.entity';
+import { AWAITING_DELIVERY } from '../outbox/message.entity';
 
 const PAGE = 500;
 

@@ -3,9 +3,9 @@ import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { simpleParser } from 'mailparser';
 import { AppException } from '../common/errors/app.exception';
-import type { StoredAttachment } from './attachments/attachment-content';
+import type { StoredAttachment } from '../outbox/attachments/attachment-content';
 import { checkAttachments, checkCustomHeaders, composeMime, parseMailbox, parseRecipients } from './message-content';
-import type { MessageContent } from './message.entity';
+import type { MessageContent } from '../outbox/message.entity';
 
 function errorOf(fn: () => unknown): AppException {
   try {

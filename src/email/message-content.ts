@@ -4,8 +4,8 @@ import addressparser from 'nodemailer/lib/addressparser';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
-import { type AttachmentInput, byteLengthOf, isStored, type StoredAttachment } from './attachments/attachment-content';
-import type { MessageContent } from './message.entity';
+import { type AttachmentInput, byteLengthOf, isStored, type StoredAttachment } from '../outbox/attachments/attachment-content';
+import type { MessageContent } from '../outbox/message.entity';
 
 /** D-14 limits of one message. */
 export const MAX_RECIPIENTS = 50;

@@ -1,5 +1,5 @@
-import { meteringOf } from './acceptance.repository';
-import type { Message } from './message.entity';
+import { meteringOf } from '../outbox/acceptance.repository';
+import type { Message } from '../outbox/message.entity';
 
 const message = (accountId: string, recipients: string[]) => ({ message: { accountId, recipients } as Message, events: [] });
 

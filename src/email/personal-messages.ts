@@ -10,7 +10,7 @@ import { TrackingTokens } from '../tracking/tracking-tokens';
 import { acceptanceEvents, scheduleTime } from './email.service';
 import type { MessageWithEvents, NewEvent } from './email.repository';
 import { checkBodySize, checkCustomHeaders, Mailbox, parseMailbox } from './message-content';
-import { Message, MessagePriority, MessageTracking } from './message.entity';
+import { Message, MessagePriority, MessageTracking } from '../outbox/message.entity';
 
 /** What a list or batch send gives besides its recipients. */
 export interface PersonalSendInput {

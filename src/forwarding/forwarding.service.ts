@@ -6,7 +6,7 @@ import { newId } from '../common/ids';
 import { AppConfigService } from '../config/app-config.service';
 import type { Domain } from '../domains/domain.entity';
 import { DomainsService } from '../domains/domains.service';
-import { CompanionRow, recipientCount } from '../email/acceptance.repository';
+import { CompanionRow, recipientCount } from '../outbox/acceptance.repository';
 import type { MessageWithEvents } from '../email/email.repository';
 import { EmailService, ForwardedEmail } from '../email/email.service';
 import { ReturnPaths } from '../email/return-path';

@@ -1,4 +1,4 @@
-import type { MessageStatus } from '../email/message.entity';
+import type { MessageStatus } from '../outbox/message.entity';
 import type { SuppressionReason } from '../suppression/suppression-entry.entity';
 
 /** What the provider reports about a message it took from us (D-24), plus the opens and clicks it tracks itself. */

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
-import { LateEvent, LateEventsRepository, ReferencedMessage } from '../email/late-events.repository';
+import { LateEvent, LateEventsRepository, ReferencedMessage } from '../outbox/late-events.repository';
 import { SuppressionReason, SuppressionService } from '../suppression/suppression.service';
 import { ProviderEventDto, ProviderEventsResultDto } from './dto/provider-events.dto';
 import { EVENT_EFFECTS, eventDetail, parseMessageReference, resolveRecipient } from './provider-event-rules';

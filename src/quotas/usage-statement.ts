@@ -1,4 +1,4 @@
-import type { AddParam } from '../email/acceptance.repository';
+import type { AddParam } from '../outbox/acceptance.repository';
 
 /**
  * What an acceptance counts against its account's quotas and records as usage (D-13, D-32): every accepted

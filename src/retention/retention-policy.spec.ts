@@ -1,5 +1,5 @@
 import { validateEnv } from '../config/env.schema';
-import { AWAITING_DELIVERY, FINAL_STATUSES, MESSAGE_STATUSES } from '../email/message.entity';
+import { AWAITING_DELIVERY, FINAL_STATUSES, MESSAGE_STATUSES } from '../outbox/message.entity';
 import { dueSweeps, RETENTION_KINDS, retentionPolicy } from './retention-policy';
 
 const DAY_MS = 86_400_000;

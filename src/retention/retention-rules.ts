@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { AttachmentStore } from '../email/attachments/attachment-store';
+import { AttachmentStore } from '../outbox/attachments/attachment-store';
 import { MessageLinksRepository } from '../tracking/message-links.repository';
 import { TrackedContentService } from '../tracking/tracked-content.service';
-import { AWAITING_DELIVERY, FINAL_STATUSES, MessageStatus } from '../email/message.entity';
+import { AWAITING_DELIVERY, FINAL_STATUSES, MessageStatus } from '../outbox/message.entity';
 import type { RetentionKind } from './retention-policy';
 
 /** What a sweep counts, each under its own `kind` of mailroom_retention_swept_total. */

@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { sweepInBatches } from '../common/expired-rows';
 import { AppConfigService } from '../config/app-config.service';
-import { AttachmentStore } from '../email/attachments/attachment-store';
+import { AttachmentStore } from '../outbox/attachments/attachment-store';
 import { RedisService } from '../redis/redis.service';
 import { dueSweeps, retentionPolicy } from './retention-policy';
 import { RetentionRules, type SweptKind } from './retention-rules';

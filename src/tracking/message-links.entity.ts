@@ -1,5 +1,5 @@
 import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { Message } from '../email/message.entity';
+import { Message } from '../outbox/message.entity';
 
 /**
  * The URLs a message's click links lead to, written before the message is first handed to the provider: a click

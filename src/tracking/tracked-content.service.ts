@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { MessageContent } from '../email/message.entity';
+import type { MessageContent } from '../outbox/message.entity';
 import { MessageLinksRepository } from './message-links.repository';
 import { trackableLinks, trackedContent, TrackedMessage } from './tracked-content';
 import { TrackingTokens } from './tracking-tokens';

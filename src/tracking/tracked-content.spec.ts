@@ -1,4 +1,4 @@
-import type { MessageContent } from '../email/message.entity';
+import type { MessageContent } from '../outbox/message.entity';
 import { trackableLinks, trackedContent, TrackedMessage, TrackingLinks } from './tracked-content';
 
 const links: TrackingLinks = {

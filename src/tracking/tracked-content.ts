@@ -1,5 +1,5 @@
 import { Parser } from 'htmlparser2';
-import type { MessageContent, MessageTracking } from '../email/message.entity';
+import type { MessageContent, MessageTracking } from '../outbox/message.entity';
 
 /** The links a tracked message gets (TrackingTokens makes them). */
 export interface TrackingLinks {

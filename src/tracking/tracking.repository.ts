@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { MessageTracking } from '../email/message.entity';
+import type { MessageTracking } from '../outbox/message.entity';
 
 /** What a tracking hit needs of its message. */
 export interface TrackedMessageRecord {

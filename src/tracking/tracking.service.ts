@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppException } from '../common/errors/app.exception';
 import type { NewEvent } from '../email/email.repository';
-import { LateEventsRepository } from '../email/late-events.repository';
+import { LateEventsRepository } from '../outbox/late-events.repository';
 import { ListsService } from '../lists/lists.service';
 import { SuppressionService } from '../suppression/suppression.service';
 import { Hit, machineReason } from './machine-hits';

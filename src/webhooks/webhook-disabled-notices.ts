@@ -1,8 +1,8 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfigService } from '../config/app-config.service';
-import { AcceptanceRepository } from '../email/acceptance.repository';
-import { EmailQueue } from '../email/email.queue';
+import { AcceptanceRepository } from '../outbox/acceptance.repository';
+import { EmailQueue } from '../outbox/email.queue';
 import { type ComposedEmail, EmailService, type Mailbox } from '../email/email.service';
 import { textToHtml } from '../forms/emails/html-text';
 import type { WebhookDisabledReason } from './webhook.entity';

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { ATTEMPT_RESULTS_SQL } from '../../src/email/email.repository';
-import { AWAITING_DELIVERY } from '../../src/email/message.entity';
+import { AWAITING_DELIVERY } from '../../src/outbox/message.entity';
 import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount, createKey } from '../support/factories';
 import { createTestApp, TestApp } from '../support/test-app';

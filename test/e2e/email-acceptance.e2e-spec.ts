@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { newId } from '../../src/common/ids';
-import { AcceptanceRepository } from '../../src/email/acceptance.repository';
-import { Message } from '../../src/email/message.entity';
+import { AcceptanceRepository } from '../../src/outbox/acceptance.repository';
+import { Message } from '../../src/outbox/message.entity';
 import { RedisService } from '../../src/redis/redis.service';
 import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount } from '../support/factories';

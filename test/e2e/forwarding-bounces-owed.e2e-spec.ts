@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { DsnService } from '../../src/email/dsn/dsn.service';
+import { DsnService } from '../../src/forwarding/dsn/dsn.service';
 import { EmailSweeper } from '../../src/email/email.sweeper';
 import { parseDeliveryReport } from '../../src/forwarding/delivery-report';
 import { BounceHarness, BOUNCE_DOMAIN as DOMAIN, BOUNCE_HOSTNAME as HOSTNAME, startBounceHarness } from '../support/bounce-harness';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { simpleParser, type SimpleParserOptions } from 'mailparser';
 import { DeliveryService } from '../../src/email/delivery.service';
-import { DsnService } from '../../src/email/dsn/dsn.service';
+import { DsnService } from '../../src/forwarding/dsn/dsn.service';
 import { parseDeliveryReport } from '../../src/forwarding/delivery-report';
 import { BounceHarness, BOUNCE_DOMAIN as DOMAIN, BOUNCE_HOSTNAME as HOSTNAME, startBounceHarness } from '../support/bounce-harness';
 import { bearer } from '../support/factories';

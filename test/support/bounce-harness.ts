@@ -1,8 +1,8 @@
 import type { Queue } from 'bull';
 import nodemailer, { type SentMessageInfo, type Transporter } from 'nodemailer';
 import { DataSource } from 'typeorm';
-import { DsnService } from '../../src/email/dsn/dsn.service';
-import { EmailQueue } from '../../src/email/email.queue';
+import { DsnService } from '../../src/forwarding/dsn/dsn.service';
+import { EmailQueue } from '../../src/outbox/email.queue';
 import { startDnsServer, TestDnsServer } from './dns-server';
 import { createVerifiedDomain } from './email-fixtures';
 import { bearer, createAccount } from './factories';

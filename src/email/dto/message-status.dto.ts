@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { MESSAGE_STATUSES, MessageStatus } from '../message.entity';
+import { MESSAGE_STATUSES, MessageStatus } from '../../outbox/message.entity';
 
 export class MessageEventDto {
   @ApiProperty({

@@ -16,7 +16,7 @@ import {
 } from 'class-validator';
 import { IsBase64 } from '../../common/validation/is-base64.validator';
 import { IsStringMap } from '../../common/validation/is-string-map.validator';
-import { MessagePriority, PRIORITIES } from '../message.entity';
+import { MessagePriority, PRIORITIES } from '../../outbox/message.entity';
 
 export const MESSAGE_METADATA_LIMITS = { maxKeys: 20, maxKeyLength: 40, maxValueLength: 500 };
 

@@ -12,7 +12,7 @@ import { QuotaService } from '../../quotas/quota.service';
 import { creditStatement, EmailCredit } from '../../quotas/usage-statement';
 import { SuppressionService } from '../../suppression/suppression.service';
 import { SendEmailDto } from '../dto/send-email.dto';
-import type { AddParam, CompanionStatement } from '../acceptance.repository';
+import type { AddParam, CompanionStatement } from '../../outbox/acceptance.repository';
 import { EmailService, SendOptions } from '../email.service';
 import { PersonalMessages } from '../personal-messages';
 import { ListSendAcceptedDto } from './dto/list-send.dto';

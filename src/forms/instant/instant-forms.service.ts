@@ -5,7 +5,7 @@ import { ErrorCode } from '../../common/errors/error-code';
 import { newId } from '../../common/ids';
 import { RateLimitService } from '../../rate-limits/rate-limit.service';
 import { AppConfigService } from '../../config/app-config.service';
-import { CompanionStatement, recipientCount } from '../../email/acceptance.repository';
+import { CompanionStatement, recipientCount } from '../../outbox/acceptance.repository';
 import type { MessageWithEvents } from '../../email/email.repository';
 import { EmailService } from '../../email/email.service';
 import { Form } from '../form.entity';

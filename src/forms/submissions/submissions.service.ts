@@ -10,7 +10,7 @@ import { newId } from '../../common/ids';
 import { DEFAULT_FORM_RATE_LIMIT } from '../../rate-limits/rate-limit.policy';
 import { RateLimitService } from '../../rate-limits/rate-limit.service';
 import { AppConfigService } from '../../config/app-config.service';
-import { CompanionStatement, recipientCount } from '../../email/acceptance.repository';
+import { CompanionStatement, recipientCount } from '../../outbox/acceptance.repository';
 import type { MessageWithEvents } from '../../email/email.repository';
 import { ComposedEmail, EmailService } from '../../email/email.service';
 import { withFormQuotaMessage } from '../../quotas/form-quota-message';

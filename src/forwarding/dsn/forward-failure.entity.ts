@@ -1,5 +1,5 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { Message } from '../message.entity';
+import { Message } from '../../outbox/message.entity';
 
 /**
  * A destination of a forwarded message that will not get it (refused with a 5xx, or never taken before the retries

@@ -1,6 +1,6 @@
-import type { AddParam } from '../acceptance.repository';
-import type { Message } from '../message.entity';
-import type { RecipientAnswer } from '../smtp-outcome';
+import type { AddParam } from '../../outbox/acceptance.repository';
+import type { Message } from '../../outbox/message.entity';
+import type { RecipientAnswer } from '../../email/smtp-outcome';
 
 /** A destination of a forwarded message that will not get it, as forward_failures keeps it. */
 export interface ForwardFailureInput {

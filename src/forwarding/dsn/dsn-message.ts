@@ -1,5 +1,5 @@
-import { rfc5322Date } from '../../forwarding/received-message';
-import type { MessageContent } from '../message.entity';
+import { rfc5322Date } from '../received-message';
+import type { MessageContent } from '../../outbox/message.entity';
 
 /** The parts of a delivery status notification past its text, kept in its message's content until it is sent. */
 export interface DsnReport {

@@ -6,7 +6,7 @@ import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
 import { emails } from '../metrics/metrics';
 import { Metering, usageStatement } from '../quotas/usage-statement';
 import { isStored } from './attachments/attachment-content';
-import type { MessageWithEvents } from './email.repository';
+import type { MessageWithEvents } from '../email/email.repository';
 
 /** Adds a value to the statement's parameters and gives its placeholder (`$7`). */
 export type AddParam = (value: unknown) => string;

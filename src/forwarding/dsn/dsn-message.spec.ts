@@ -1,5 +1,5 @@
 import { simpleParser, type SimpleParserOptions } from 'mailparser';
-import { parseDeliveryReport } from '../../forwarding/delivery-report';
+import { parseDeliveryReport } from '../delivery-report';
 import { composeDsn, dsnContent, DsnInput, isDsnContent } from './dsn-message';
 
 const input = (over: Partial<DsnInput> = {}): DsnInput => ({

@@ -5,9 +5,9 @@ import { newId } from '../../common/ids';
 import { AppConfigService } from '../../config/app-config.service';
 import { DomainsService } from '../../domains/domains.service';
 import { SuppressionService } from '../../suppression/suppression.service';
-import { AcceptanceRepository } from '../acceptance.repository';
-import { EmailQueue } from '../email.queue';
-import { Message } from '../message.entity';
+import { AcceptanceRepository } from '../../outbox/acceptance.repository';
+import { EmailQueue } from '../../outbox/email.queue';
+import { Message } from '../../outbox/message.entity';
 import { dsnContent, DSN_SUBJECT, FailedRecipient } from './dsn-message';
 import { DsnSubject, failedAddresses, notifiable, OriginalHeaders } from './dsn-rules';
 

@@ -1,6 +1,6 @@
-import { matchRule, splitAddress } from '../../forwarding/forwarding-rules';
-import { headerFields, headerSection } from '../../forwarding/received-message';
-import { SenderRewriting } from '../../forwarding/sender-rewriting';
+import { matchRule, splitAddress } from '../forwarding-rules';
+import { headerFields, headerSection } from '../received-message';
+import { SenderRewriting } from '../sender-rewriting';
 import type { FailedRecipient } from './dsn-message';
 
 /** What a notification about a forwarded message is made from: the message received and the forward. */
