@@ -1,11 +1,10 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { AccountConfigModule } from './account-config/account-config.module';
-import { AccountsModule } from './operator/accounts.module';
 import { AnalyticsModule } from './analytics/analytics.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { BillingModule } from './billing/billing.module';
-import { CollectionsModule } from './collections/collections.module';
+import { CollectionsModule } from './forms/collections/collections.module';
 import { AuthModule } from './auth/auth.module';
 import { CryptoModule } from './common/crypto/crypto.module';
 import { IdempotencyModule } from './common/idempotency/idempotency.module';
@@ -14,13 +13,16 @@ import { AppConfigService } from './config/app-config.service';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { DomainsModule } from './domains/domains.module';
+import { DomainFormsModule } from './forms/domains/domain-forms.module';
 import { EmailModule } from './email/email.module';
 import { FormsModule } from './forms/forms.module';
 import { ForwardingModule } from './forwarding/forwarding.module';
+import { InstantFormsModule } from './forms/instant/instant-forms.module';
 import { SubmissionsModule } from './forms/submissions/submissions.module';
 import { HealthModule } from './health/health.module';
 import { ListsModule } from './lists/lists.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { OperatorModule } from './operator/operator.module';
 import { ProjectsModule } from './projects/projects.module';
 import { ProviderEventsModule } from './provider-events/provider-events.module';
 import { QuotasModule } from './quotas/quotas.module';
@@ -28,6 +30,7 @@ import { QueueModule } from './queue/queue.module';
 import { RateLimitsModule } from './rate-limits/rate-limits.module';
 import { RedisModule } from './redis/redis.module';
 import { RetentionModule } from './retention/retention.module';
+import { SettingsModule } from './settings/settings.module';
 import { SuppressionModule } from './suppression/suppression.module';
 import { TemplatesModule } from './templates/templates.module';
 import { TrackingModule } from './tracking/tracking.module';
@@ -57,8 +60,9 @@ export class AppModule {
         RateLimitsModule,
         HealthModule,
         MetricsModule,
-        AccountsModule,
+        OperatorModule,
         ApiKeysModule,
+        DomainFormsModule,
         DomainsModule,
         TemplatesModule,
         SuppressionModule,
@@ -68,16 +72,18 @@ export class AppModule {
         FormsModule,
         ListsModule,
         WebhooksModule.register(options.config),
-        TrackingModule.register(options.config),
-        ProviderEventsModule.register(options.config),
+        TrackingModule,
+        ProviderEventsModule,
         QuotasModule,
+        SettingsModule,
         BillingModule,
         AnalyticsModule,
         ForwardingModule.register(options.config),
         AccountConfigModule,
         RetentionModule.register(options.config),
+        InstantFormsModule,
         // Last: its POST /{domain}/{form} would shadow any two-segment POST registered after it.
-        SubmissionsModule.register(options.config),
+        SubmissionsModule,
         ...(options.superviseWorkers ? [WorkerThreadsModule] : []),
       ],
     };

@@ -7,11 +7,12 @@ import { readCredential } from './auth/credentials';
 import { AllExceptionsFilter, bodyParserError } from './common/errors/all-exceptions.filter';
 import { answerClientErrors } from './common/errors/client-error';
 import { DatabaseOutage } from './common/errors/database-unavailable';
-import { URLENCODED_PARSER_DEPTH, verifyJsonBody } from './common/http/body-depth';
+import { URLENCODED_PARSER_DEPTH, verifyJsonBody } from './common/body-depth';
 import { BodyGate } from './rate-limits/body-gate';
 import { requestId } from './common/http/logger.options';
 import { setupSwagger } from './common/http/swagger';
 import { RateLimitService } from './rate-limits/rate-limit.service';
+import { isRateLimited } from './rate-limits/rate-limit.policy';
 import { createValidationPipe } from './common/http/validation.pipe';
 import { AppConfigService } from './config/app-config.service';
 import { onNewConnection } from './database/database.options';
@@ -53,7 +54,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   onNewConnection(app.get(DataSource), () => databaseOutage.connected());
   app.useGlobalFilters(new AllExceptionsFilter(config, databaseOutage));
   app.enableShutdownHooks();
-  setupSwagger(app, config);
+  setupSwagger(app, config, isRateLimited);
   return app;
 }
 

@@ -11,7 +11,7 @@ const ROOT = join(__dirname, '..', '..');
 const DATABASE_SERVER = process.env.BENCH_DATABASE_SERVER ?? 'postgres://postgres@127.0.0.1:5432';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-/** A running Mailroom (src/main.ts in a child process, so the load generator does not share its CPU). */
+/** A running Mailroom (`npm start`'s command, dist/main.js, in a child process, so the load generator does not share its CPU). */
 export interface BenchApp {
   url: string;
   /** The operator's admin key (BOOTSTRAP_ADMIN_KEY). */

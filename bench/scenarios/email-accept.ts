@@ -5,9 +5,6 @@ import { average, measure, measureAtRate, ratioToBaseline } from '../lib/load';
 import type { LoadOptions } from '../lib/load';
 import type { BenchOptions, Measurement, ScenarioResult } from '../lib/types';
 
-// The email scenarios send this message from this domain; they have always imported it from here.
-export { BENCH_DOMAIN, benchMessage, insertVerifiedDomain } from '../lib/fixtures';
-
 const SEND_SHARE_TARGET = 0.5;
 const NOOP_SHARE_TARGET = 0.75;
 const P99_TARGET_MS = 50;

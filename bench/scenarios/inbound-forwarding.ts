@@ -7,10 +7,9 @@ import { freePort } from '../../test/support/free-port';
 import { smtpGreets } from '../../test/support/smtp-greeting';
 import { dropDatabase, scratchDatabaseUrl, sql, startApp } from '../lib/app';
 import { waitUntil } from '../lib/arrivals';
-import { createTenant } from '../lib/fixtures';
+import { BENCH_DOMAIN, createTenant, insertVerifiedDomain } from '../lib/fixtures';
 import { average } from '../lib/load';
 import type { BenchOptions, Measurement, ScenarioResult } from '../lib/types';
-import { BENCH_DOMAIN, insertVerifiedDomain } from './email-accept';
 
 const SHARE_TARGET = 0.8;
 const POOL_SIZE = 10;

@@ -3,9 +3,8 @@ import Bull from 'bull';
 import { Client } from 'pg';
 import { dropDatabase, scratchDatabaseUrl, startApp } from '../lib/app';
 import type { BenchApp } from '../lib/app';
-import { createTenant } from '../lib/fixtures';
+import { BENCH_DOMAIN, createTenant, insertVerifiedDomain } from '../lib/fixtures';
 import type { BenchOptions, Measurement, ScenarioResult } from '../lib/types';
-import { BENCH_DOMAIN, insertVerifiedDomain } from './email-accept';
 
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SMALL = 1_000;

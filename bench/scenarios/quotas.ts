@@ -2,10 +2,9 @@ import { readFileSync } from 'node:fs';
 import Redis from 'ioredis';
 import { Client } from 'pg';
 import { dropDatabase, scratchDatabaseUrl, startApp } from '../lib/app';
-import { createKey, createTenant } from '../lib/fixtures';
+import { benchMessage, createKey, createTenant, insertVerifiedDomain } from '../lib/fixtures';
 import { average, measure, ratioToBaseline } from '../lib/load';
 import type { BenchOptions, Measurement, ScenarioResult } from '../lib/types';
-import { benchMessage, insertVerifiedDomain } from './email-accept';
 
 const TARGET = 0.9;
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
-import { CollectionsModule } from '../collections/collections.module';
 import { DomainsModule } from '../domains/domains.module';
+import { CollectionsModule } from '../forms/collections/collections.module';
+import { DomainFormsModule } from '../forms/domains/domain-forms.module';
 import { ProjectsModule } from '../projects/projects.module';
 import { QuotasModule } from '../quotas/quotas.module';
 import { TemplatesModule } from '../templates/templates.module';
@@ -9,7 +10,7 @@ import { AccountConfigService } from './account-config.service';
 
 /** The declarative configuration file: GET /config exports it, PUT /config plans and applies it (D-33). */
 @Module({
-  imports: [DomainsModule, CollectionsModule, ProjectsModule, TemplatesModule, QuotasModule],
+  imports: [DomainsModule, DomainFormsModule, CollectionsModule, ProjectsModule, TemplatesModule, QuotasModule],
   controllers: [AccountConfigController],
   providers: [AccountConfigService],
 })

@@ -3,13 +3,14 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, IsNull, Not } from 'typeorm';
 import { Account } from '../accounts/account.entity';
 import { patchAccountSettings } from '../accounts/account-settings';
-import { Collection } from '../collections/collection.entity';
-import { CollectionsService } from '../collections/collections.service';
 import { SecretBox } from '../common/crypto/secret-box';
 import { AppException } from '../common/errors/app.exception';
 import type { FieldError } from '../common/settings-checker';
 import { Domain } from '../domains/domain.entity';
 import { DomainsService } from '../domains/domains.service';
+import { Collection } from '../forms/collections/collection.entity';
+import { CollectionsService } from '../forms/collections/collections.service';
+import { DomainFormsService } from '../forms/domains/domain-forms.service';
 import { CONTACT_FORM_SLUG, Form } from '../forms/form.entity';
 import type { FormSettings } from '../forms/form-settings';
 import { withOpenCaptchaSecret } from '../forms/spam/captcha-secret';
@@ -57,6 +58,7 @@ export class AccountConfigService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly domains: DomainsService,
+    private readonly domainForms: DomainFormsService,
     private readonly collections: CollectionsService,
     private readonly projects: ProjectsService,
     private readonly templates: TemplatesService,
@@ -186,7 +188,7 @@ export class AccountConfigService {
         },
         forms: domain.forms,
       }));
-      await this.domains.applyConfig(manager, accountId, upserts, domains.removed);
+      await this.domainForms.applyConfig(manager, accountId, upserts, domains.removed);
     }
     const collections = differs(current.collections, target.collections);
     if (collections.upserts.length || collections.removed.length) {

@@ -1,15 +1,12 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { ApiKey } from '../auth/api-key.entity';
-import { ApiKeyCache } from '../auth/api-key.cache';
+import { AuthModule } from '../auth/auth.module';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysService } from './api-keys.service';
-import { KnownKeysFilter } from '../auth/known-keys.filter';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([ApiKey])],
+  imports: [AuthModule],
   controllers: [ApiKeysController],
-  providers: [ApiKeysService, ApiKeyCache, KnownKeysFilter],
-  exports: [ApiKeysService, ApiKeyCache],
+  providers: [ApiKeysService],
+  exports: [ApiKeysService],
 })
 export class ApiKeysModule {}

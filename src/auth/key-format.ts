@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256Hex } from '../common/crypto/sha256';
 import type { KeyType } from './permissions';
 
 /** Key shapes (D-4): `<prefix>_sk_admin_<64 hex>`, `<prefix>_sk_usage_<64 hex>`, `<prefix>_pk_<8 hex>_<64 hex>`. */
@@ -10,11 +11,11 @@ export function generateKey(prefix: string, keyType: KeyType, domainScope?: stri
 
 /** The first 8 hex characters of sha256 of the lower-cased scoped domain. */
 export function domainHash(domain: string): string {
-  return createHash('sha256').update(domain.toLowerCase()).digest('hex').slice(0, 8);
+  return sha256Hex(domain.toLowerCase()).slice(0, 8);
 }
 
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return sha256Hex(key);
 }
 
 /** `svc_sk_admin_…9f3a`: enough to recognise a key, useless to an attacker. */

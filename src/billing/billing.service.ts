@@ -10,26 +10,19 @@ import { ErrorCode } from '../common/errors/error-code';
 import { uniqueViolation } from '../common/errors/unique-violation';
 import { type IdempotencyClaim, IdempotencyStore } from '../common/idempotency/idempotency.store';
 import { newId } from '../common/ids';
-import { AccountUsageRepository, type EmailTotals } from '../quotas/account-usage.repository';
+import { AccountUsageRepository } from '../quotas/account-usage.repository';
 import { QuotaService } from '../quotas/quota.service';
 import { BillingCustomer } from './billing-customer.entity';
 import { BillingSubscription } from './billing-subscription.entity';
-import { type BillingPeriod, billingPeriodOf } from './billing-period';
-import { type BillingTerms, termsOf } from './billing-terms';
+import type { BillingSummary } from './billing-summary';
+import { billingPeriodOf } from './billing-period';
+import { termsOf } from './billing-terms';
 import { UsageResponseDto } from './dto/usage.dto';
 import { PlanChangeRepository } from './plan-change.repository';
 import { PlanCatalog } from './plans';
 
 /** Who calls: billing reads only the account and whether it is the operator's. */
 export type BillingCaller = Pick<AuthContext, 'accountId' | 'isOperator'>;
-
-export interface BillingSummary {
-  account: Account;
-  customer: BillingCustomer | null;
-  terms: BillingTerms;
-  period: BillingPeriod;
-  usage: EmailTotals;
-}
 
 /**
  * Customers, subscriptions and usage of tenants (D-32). A tenant is an account: an admin key bills its own

@@ -1,12 +1,20 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { retentionSwept } from '../metrics/metrics';
 
 const PURGE_INTERVAL_MS = 15 * 60 * 1000;
 const PURGE_BATCH = 500;
 
+type SweptRowsListener = (kind: string, rows: number) => void;
+
+let sweptRowsListener: SweptRowsListener = () => undefined;
+
+/** Told of the rows every committed batch removed or cleared: metrics.ts counts them (mailroom_retention_swept_total). */
+export function onSweptRows(listener: SweptRowsListener): void {
+  sweptRowsListener = listener;
+}
+
 export interface BatchedSweep {
-  /** The `kind` label of mailroom_retention_swept_total. */
+  /** What was swept (the `kind` label of mailroom_retention_swept_total). */
   kind: string;
   /** Rows one batch removes at most. */
   size: number;
@@ -24,7 +32,7 @@ export async function sweepInBatches(sweep: BatchedSweep, batch: (size: number) 
   let total = 0;
   for (let round = 0; round < (sweep.maxBatches ?? Infinity); round++) {
     const rows = await batch(sweep.size);
-    if (rows > 0) retentionSwept.inc({ kind: sweep.kind }, rows);
+    if (rows > 0) sweptRowsListener(sweep.kind, rows);
     total += rows;
     if (rows === 0) break;
   }

@@ -4,7 +4,7 @@ import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { type LogSettings, rootLogger } from '../logging/root-logger';
-import { hashTaggedPrefix, isClusterUrl } from '../redis/redis-url';
+import { hashTaggedPrefix, isClusterUrl } from './redis-url';
 import { type ConnectionShares, shareConnections } from './connection-budget';
 import { ConfigurationError, EnvSchema, logSettingsOf, validateEnv } from './env.schema';
 

@@ -15,7 +15,7 @@ import {
   validateSync,
 } from 'class-validator';
 import type { LogSettings } from '../logging/root-logger';
-import { redisUrlProblem } from '../redis/redis-url';
+import { redisUrlProblem } from './redis-url';
 import { MailEnvSchema, toBoolean, toInt } from './mail-env.schema';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

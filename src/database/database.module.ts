@@ -2,7 +2,6 @@ import { Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfigService } from '../config/app-config.service';
 import { databaseOptions, ensureDatabase, runMigrations } from './database.options';
-import { DatabasePoolMetrics } from '../metrics/pool-metrics';
 
 @Module({
   imports: [
@@ -19,6 +18,5 @@ import { DatabasePoolMetrics } from '../metrics/pool-metrics';
       },
     }),
   ],
-  providers: [DatabasePoolMetrics],
 })
 export class DatabaseModule {}

@@ -1,14 +1,12 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { FormsModule } from '../forms/forms.module';
 import { Domain } from './domain.entity';
-import { DomainsController } from './domains.controller';
 import { DomainsService } from './domains.service';
 import { DnsVerifier } from './dns-verifier';
 
+/** Domains, their DNS checks and DKIM keys. The /domains routes show each domain with its forms: forms/domains/. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Domain]), FormsModule],
-  controllers: [DomainsController],
+  imports: [TypeOrmModule.forFeature([Domain])],
   providers: [DomainsService, DnsVerifier],
   exports: [DomainsService],
 })

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In, Not, Repository } from 'typeorm';
+import { InjectRepository } from '@nestjs/typeorm';
+import { EntityManager, In, Not, Repository } from 'typeorm';
 import { SecretBox } from '../common/crypto/secret-box';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
@@ -11,9 +11,6 @@ import { AppConfigService } from '../config/app-config.service';
 import { Domain, DomainSettings } from './domain.entity';
 import { normalizeDomainName } from './domain-name';
 import { SettingsChecker } from '../common/settings-checker';
-import { CONTACT_FORM_SLUG } from '../forms/form.entity';
-import { checkFormMap, FormSettings } from '../forms/form-settings';
-import { FormsService } from '../forms/forms.service';
 import { checkForwarding, checkInboundFiltering, DOMAIN_LIMITS } from './domain-settings';
 import { DnsRecord, dnsRecordsFor, dkimSelectorFor, generateDkimKey } from './dns-records';
 import { DnsVerifier } from './dns-verifier';
@@ -30,16 +27,15 @@ export interface DomainSettingsChange {
   contactRecipients?: unknown;
   forwarding?: unknown;
   inboundFiltering?: unknown;
-  forms?: unknown;
 }
 
 /** D-30: a domain not verified this long after it was added becomes failed. */
 export const VERIFICATION_WINDOW_MS = 72 * 60 * 60 * 1000;
 
-/** Form slugs a domain cannot use: `/{domain}/send` is the contact endpoint (D-29). */
-const RESERVED_FORM_SLUGS = [CONTACT_FORM_SLUG];
-
-/** Domains of an account: verification, DKIM keys and settings (D-30). The only writer of domains. */
+/**
+ * Domains of an account: verification, DKIM keys and settings (D-30). The only writer of domains. A domain's forms
+ * are written by forms/domains/domain-forms.service.ts, which calls in here for the domain's part.
+ */
 @Injectable()
 export class DomainsService {
   constructor(
@@ -47,8 +43,6 @@ export class DomainsService {
     private readonly secrets: SecretBox,
     private readonly config: AppConfigService,
     private readonly dns: DnsVerifier,
-    private readonly forms: FormsService,
-    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
   /** The account's verified domain of that name, or null. */
@@ -121,14 +115,15 @@ export class DomainsService {
 
   /**
    * Writes the declarative configuration's domains in the caller's transaction (checked already): each of
-   * `upserts` is created if new, its settings and forms made exactly these (the contact form kept); `remove` are deleted.
+   * `upserts` is created if new, its settings made exactly these; `remove` are deleted. Answers the upserted
+   * domains by name.
    */
   async applyConfig(
     manager: EntityManager,
     accountId: string,
-    upserts: { name: string; settings: DomainSettings; forms: Record<string, FormSettings> }[],
+    upserts: { name: string; settings: DomainSettings }[],
     remove: string[],
-  ): Promise<void> {
+  ): Promise<Map<string, Domain>> {
     const repository = manager.getRepository(Domain);
     if (remove.length) await repository.delete({ accountId, name: In(remove) });
     const existing = new Map(
@@ -140,7 +135,8 @@ export class DomainsService {
         upserts.filter((u) => !existing.has(u.name)).map(async (u) => [u.name, await this.build(accountId, u.name)] as const),
       ),
     );
-    for (const { name, settings, forms } of upserts) {
+    const written = new Map<string, Domain>();
+    for (const { name, settings } of upserts) {
       let domain = existing.get(name);
       if (domain) await repository.update({ id: domain.id, accountId }, { settings });
       else {
@@ -152,8 +148,9 @@ export class DomainsService {
           throw this.conflictOf(err, name);
         }
       }
-      await this.forms.replaceMap(manager, accountId, { domainId: domain.id }, forms, RESERVED_FORM_SLUGS);
+      written.set(name, domain);
     }
+    return written;
   }
 
   /**
@@ -184,11 +181,9 @@ export class DomainsService {
     return this.domains.findOneByOrFail({ id: domain.id, accountId });
   }
 
-  /** Validates and stores settings sections; every bad value is named in one 400. */
-  async updateSettings(accountId: string, name: string, change: DomainSettingsChange): Promise<Domain> {
-    const domain = await this.get(accountId, name);
+  /** The domain's settings with `change` applied; each bad value is added to `check`'s errors. */
+  changedSettings(domain: Domain, change: DomainSettingsChange, check: SettingsChecker): DomainSettings {
     const settings: DomainSettings = { ...domain.settings };
-    const check = new SettingsChecker();
     if (change.contactRecipients === null) delete settings.contactRecipients;
     else if (change.contactRecipients !== undefined) {
       settings.contactRecipients = check.emails(change.contactRecipients, 'contactRecipients', DOMAIN_LIMITS.contactRecipients);
@@ -199,26 +194,13 @@ export class DomainsService {
     else if (change.inboundFiltering !== undefined) {
       settings.inboundFiltering = checkInboundFiltering(change.inboundFiltering, 'inboundFiltering', check);
     }
-    let forms: Record<string, FormSettings> | undefined;
-    if (change.forms === null) forms = {};
-    else if (change.forms !== undefined) {
-      forms = checkFormMap(change.forms, 'forms', check, { requireRecipients: false, reserved: RESERVED_FORM_SLUGS });
-    }
-    if (check.errors.length > 0) throw AppException.validation(check.errors);
-
-    domain.settings = settings;
-    return this.dataSource.transaction(async (manager) => {
-      const saved = await manager.getRepository(Domain).save(domain);
-      if (forms) await this.forms.replaceMap(manager, accountId, { domainId: domain.id }, forms, RESERVED_FORM_SLUGS);
-      return saved;
-    });
+    return settings;
   }
 
-  /** The domain's forms as the configuration file shows them (its contact form is `contactRecipients`). */
-  async formsOf(domain: Domain): Promise<Record<string, FormSettings>> {
-    const forms = await this.forms.mapOf({ domainId: domain.id });
-    delete forms[CONTACT_FORM_SLUG];
-    return forms;
+  /** Stores the domain with these settings (checked already) in the caller's transaction. */
+  saveSettings(manager: EntityManager, domain: Domain, settings: DomainSettings): Promise<Domain> {
+    domain.settings = settings;
+    return manager.getRepository(Domain).save(domain);
   }
 
   async remove(accountId: string, name: string): Promise<Domain> {

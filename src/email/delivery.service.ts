@@ -12,18 +12,11 @@ import { AppConfigService } from '../config/app-config.service';
 import { isStored } from '../outbox/attachments/attachment-content';
 import { AttachmentStore, AttachmentUnavailable } from '../outbox/attachments/attachment-store';
 import { DKIM_SIGNED_HEADERS, DkimKey, signSource } from './dkim-signer';
-import { composeDsn, isDsnContent } from '../forwarding/dsn/dsn-message';
-import { DsnService } from '../forwarding/dsn/dsn.service';
-import {
-  expired,
-  expiredUnanswered,
-  notSent,
-  recordFailures,
-  refused,
-  reportsFailures,
-  suppressedDestinations,
-} from '../forwarding/dsn/forward-failures';
-import { DeliverableMessage, EmailRepository, NewEvent } from './email.repository';
+import { composeDsn, isDsnContent } from './dsn-mime';
+import { ForwardFailureReports } from './forward-failure-reports';
+import { expired, expiredUnanswered, notSent, recordFailures, refused, reportsFailures, suppressedDestinations } from './forward-failures';
+import { DeliverableMessage, DeliveryStore } from './delivery.store';
+import type { NewEvent } from '../outbox/message-event.entity';
 import { composeMime } from './message-content';
 import { AWAITING_DELIVERY, MessageStatus } from '../outbox/message.entity';
 import { ProviderHealth } from './provider-health';
@@ -82,7 +75,7 @@ export class DeliveryService {
   private readonly budget: ByteBudget;
 
   constructor(
-    private readonly repository: EmailRepository,
+    private readonly store: DeliveryStore,
     private readonly domains: DomainsService,
     private readonly suppression: SuppressionService,
     private readonly pacer: SendPacer,
@@ -92,7 +85,7 @@ export class DeliveryService {
     private readonly returnPaths: ReturnPaths,
     @Inject(MAIL_TRANSPORT) private readonly transport: MailTransport,
     private readonly attachments: AttachmentStore,
-    private readonly dsn: DsnService,
+    private readonly failureReports: ForwardFailureReports,
     config: AppConfigService,
   ) {
     this.budget = new ByteBudget(config.env.DELIVERY_BATCH_BYTES);
@@ -112,7 +105,7 @@ export class DeliveryService {
   }
 
   private async attempt(messageId: string, info: AttemptInfo): Promise<void> {
-    const [message, earlier] = await Promise.all([this.repository.findForDelivery(messageId), this.outcomes.find(messageId)]);
+    const [message, earlier] = await Promise.all([this.store.findForDelivery(messageId), this.outcomes.find(messageId)]);
     if (!message || !AWAITING_DELIVERY.includes(message.status)) return; // cancelled, or done by an earlier run
     // The queue's delay is only a hint: whatever was done to the job, the message's own time holds.
     if (message.status === 'scheduled' && message.scheduledFor && message.scheduledFor.getTime() > Date.now()) {
@@ -144,7 +137,7 @@ export class DeliveryService {
       const composed = await this.source(message);
       const source = dkim ? await signSource(composed, dkim) : composed;
       await this.pacer.acquire(recipients.length);
-      if (message.status === 'scheduled' && !(await this.repository.claimScheduled(message.id))) return; // cancelled meanwhile
+      if (message.status === 'scheduled' && !(await this.store.claimScheduled(message.id))) return; // cancelled meanwhile
 
       try {
         const from = message.envelopeFrom ?? this.returnPaths.address(message.id);
@@ -229,7 +222,7 @@ export class DeliveryService {
       : [];
     let moved: boolean;
     try {
-      moved = await this.repository.recordAttempt(
+      moved = await this.store.recordAttempt(
         message.id,
         {
           status,
@@ -247,7 +240,7 @@ export class DeliveryService {
     }
     if (accepted.length) this.outcomes.forget(message.id);
     if (!moved) return;
-    if (failures.length) await this.dsn.report(message.id);
+    if (failures.length) await this.failureReports.report(message.id);
 
     for (const r of bounced) {
       await this.suppression
@@ -264,7 +257,7 @@ export class DeliveryService {
    */
   private async source(message: DeliverableMessage): Promise<MessageSource> {
     if (!message.inboundMessageId) {
-      const content = message.content ?? (await this.repository.contentForDelivery(message.id));
+      const content = message.content ?? (await this.store.contentForDelivery(message.id));
       if (!content) throw new DeliveryError('the message is gone');
       if (isDsnContent(content)) return bufferSource(composeDsn(message.id, message.headerMessageId, content));
       const tracked = await this.trackedContent.contentToSend({ ...message, content });
@@ -274,7 +267,7 @@ export class DeliveryService {
       if (message.content && !tracked.attachments.some(isStored)) return bufferSource(await buffer(compose()));
       return compose;
     }
-    const received = await this.repository.receivedSource(message.inboundMessageId);
+    const received = await this.store.receivedSource(message.inboundMessageId);
     if (!received) throw new DeliveryError(`the received message ${message.inboundMessageId} is gone`);
     return bufferSource(received);
   }
@@ -282,13 +275,13 @@ export class DeliveryService {
   /** Ends a message that must not go out at all. */
   private async fail(message: DeliverableMessage, reason: string): Promise<void> {
     const failures = reportsFailures(message) ? notSent(message.pendingRecipients) : [];
-    const moved = await this.repository.recordAttempt(
+    const moved = await this.store.recordAttempt(
       message.id,
       { status: 'failed', pendingRecipients: [], attempts: message.attempts + 1, lastError: reason },
       [{ type: 'failed', detail: reason, occurredAt: new Date() }],
       failures.length ? recordFailures(message.id, failures) : undefined,
     );
-    if (moved && failures.length) await this.dsn.report(message.id);
+    if (moved && failures.length) await this.failureReports.report(message.id);
   }
 
   /** Counts an attempt that ended in an error of ours; on the last one the message is failed. Never rejects. */
@@ -304,10 +297,10 @@ export class DeliveryService {
     if (info.isLastAttempt) this.logger.error(`${log}; the message is failed`);
     else this.logger.warn(log);
     const description = error instanceof DeliveryError ? error.message : 'internal error (details in the server log)';
-    const failed = await this.repository
+    const failed = await this.store
       .countFailedAttempt(messageId, description, info.isLastAttempt)
       .catch((err: Error) => this.logger.warn(`Could not count the failed attempt of ${messageId}: ${err.message}`));
-    if (failed && info.isLastAttempt) await this.dsn.report(messageId);
+    if (failed && info.isLastAttempt) await this.failureReports.report(messageId);
   }
 
   /** The pending recipients put on the suppression list since the message was accepted. */

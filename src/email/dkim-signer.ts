@@ -2,11 +2,8 @@ import { type KeyObject, sign as signAsync } from 'node:crypto';
 import { once } from 'node:events';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import RelaxedBody from 'nodemailer/lib/dkim/relaxed-body';
-import dkimSign from 'nodemailer/lib/dkim/sign';
-import { foldLines } from 'nodemailer/lib/mime-funcs';
-import { normalizeDomain } from 'nodemailer/lib/shared';
 import { framedSource, type MessageSource } from './transport/mail-transport';
+import { asciiDomain, foldLines, relaxedBodyHasher, relaxedHeaders } from './transport/nodemailer';
 
 const rsaSign = promisify(signAsync);
 
@@ -35,12 +32,12 @@ export const DKIM_SIGNED_HEADERS =
  * whole: nodemailer's signer keeps it in memory (or, with `cacheDir`, spools it to disk) to send it after the
  * signature it needs all of it for. Here the source is read twice, once for its header and body hash, then again
  * behind the DKIM-Signature field (a composed message is the same bytes at every reading). The header
- * canonicalisation and the body hash (RelaxedBody, streaming) are nodemailer's own; the header parse follows its
+ * canonicalisation and the body hash (streaming) are nodemailer's own; the header parse follows its
  * rules (bare LF ends a line, a lone CR is content). `dkim-signer.spec.ts` holds it to nodemailer's output.
  */
 export async function signSource(source: MessageSource, key: DkimKey): Promise<MessageSource> {
   const { rawHeaders, bodyHash, lastLineBreak } = await digest(source());
-  const canonical = dkimSign.relaxedHeaders(parseHeaderFields(rawHeaders.toString('latin1')), key.headerFieldNames);
+  const canonical = relaxedHeaders(parseHeaderFields(rawHeaders.toString('latin1')), key.headerFieldNames);
   const field = signatureFieldWithoutB(key, canonical.fieldNames, bodyHash);
   const signedData = `${canonical.headers}dkim-signature:${relaxedHeaderValue(field)}`;
   const signature = (await rsaSign('sha256', Buffer.from(signedData, 'latin1'), key.privateKey)).toString('base64');
@@ -66,7 +63,7 @@ const CR = 0x0d;
  * is none) and the hash of its relaxed body, as if it ended with a line break (LF after a last CR, else CRLF).
  */
 async function digest(message: Readable): Promise<Digest> {
-  const body = new RelaxedBody({ hashAlgo: 'sha256' });
+  const body = relaxedBodyHasher();
   body.resume(); // only its hash is wanted, not the bytes it passes on
   const hashed = once(body, 'hash') as Promise<[string]>;
   const headerParts: Buffer[] = [];
@@ -130,7 +127,7 @@ function signatureFieldWithoutB(key: DkimKey, fieldNames: string, bodyHash: stri
     'v=1',
     'a=rsa-sha256',
     'c=relaxed/relaxed',
-    `d=${normalizeDomain(clean(key.domainName), false)}`,
+    `d=${asciiDomain(clean(key.domainName))}`,
     'q=dns/txt',
     `s=${clean(key.keySelector)}`,
     `bh=${bodyHash}`,

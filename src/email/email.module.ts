@@ -11,22 +11,20 @@ import { TrackingLinksModule } from '../tracking/tracking-links.module';
 import { BatchSendsService } from './batch/batch-sends.service';
 import { DeliveredOutcomes } from './delivered-outcomes';
 import { DeliveryService } from './delivery.service';
-import { DsnService } from '../forwarding/dsn/dsn.service';
 import { EmailController } from './email.controller';
 import { EmailProcessor } from './email.processor';
-import { EmailQueue } from '../outbox/email.queue';
-import { AcceptanceRepository } from '../outbox/acceptance.repository';
-import { AttachmentStore } from '../outbox/attachments/attachment-store';
-import { EmailRepository } from './email.repository';
-import { LateEventsRepository } from '../outbox/late-events.repository';
+import { OutboxModule } from '../outbox/outbox.module';
+import { DeliveryStore } from './delivery.store';
 import { EmailService } from './email.service';
 import { EmailSweeper } from './email.sweeper';
+import { ForwardFailureReports } from './forward-failure-reports';
 import { ListSend } from './list-sends/list-send.entity';
 import { ListSendProcessor } from './list-sends/list-send.processor';
 import { ListSendQueue } from './list-sends/list-send.queue';
 import { ListSendSweeper } from './list-sends/list-send.sweeper';
 import { ListSendsController } from './list-sends/list-sends.controller';
 import { ListSendsService } from './list-sends/list-sends.service';
+import { MessagesRepository } from './messages.repository';
 import { PersonalMessages } from './personal-messages';
 import { ProviderHealthModule } from './provider-health.module';
 import { ReturnPaths } from './return-path';
@@ -47,15 +45,15 @@ const transportProvider: Provider = {
 };
 
 /**
- * Sending email: the send API (every role that serves HTTP enqueues), and, when this instance runs
- * workers (APP_ROLE worker or all), the delivery worker, the pacer, the transport and the sweeper. The
- * provider's health is shared by all roles: workers write it, every instance's /health/ready reads it.
+ * Sending email: the send, batch and list-send API (every role that serves HTTP hands messages to the outbox),
+ * and, when this instance runs workers (APP_ROLE worker or all), the delivery worker, the pacer, the transport and
+ * the sweeper. The provider's health is shared by all roles: workers write it, every instance's /health/ready reads it.
  */
 @Module({})
 export class EmailModule {
   private static readonly registered = new WeakMap<AppConfigService, DynamicModule>();
 
-  /** The same module for the same configuration: AppModule and the form pipeline both import it. */
+  /** The same module for the same configuration: AppModule and forwarding (for return paths) both import it. */
   static register(config: AppConfigService): DynamicModule {
     let module = EmailModule.registered.get(config);
     if (!module) EmailModule.registered.set(config, (module = EmailModule.build(config)));
@@ -64,21 +62,12 @@ export class EmailModule {
 
   private static build(config: AppConfigService): DynamicModule {
     const workerProviders = config.runsWorkers
-      ? [
-          DeliveryService,
-          DeliveredOutcomes,
-          SendPacer,
-          EmailProcessor,
-          EmailSweeper,
-          DsnService,
-          transportProvider,
-          ListSendProcessor,
-          ListSendSweeper,
-        ]
+      ? [DeliveryService, DeliveredOutcomes, SendPacer, EmailProcessor, EmailSweeper, transportProvider, ListSendProcessor, ListSendSweeper]
       : [];
     return {
       module: EmailModule,
       imports: [
+        OutboxModule,
         DomainsModule,
         TemplatesModule,
         SuppressionModule,
@@ -91,19 +80,17 @@ export class EmailModule {
       controllers: [EmailController, ListSendsController],
       providers: [
         EmailService,
-        AcceptanceRepository,
-        AttachmentStore,
-        EmailRepository,
-        LateEventsRepository,
-        EmailQueue,
+        MessagesRepository,
+        DeliveryStore,
         PersonalMessages,
         ListSendsService,
         ListSendQueue,
         BatchSendsService,
         ReturnPaths,
+        ForwardFailureReports,
         ...workerProviders,
       ],
-      exports: [EmailService, AcceptanceRepository, EmailQueue, LateEventsRepository, ReturnPaths, AttachmentStore],
+      exports: [ReturnPaths, ForwardFailureReports],
     };
   }
 }

@@ -10,20 +10,20 @@ import { DomainsService } from '../domains/domains.service';
 import { TemplatesService } from '../templates/templates.service';
 import { QuotaService } from '../quotas/quota.service';
 import { creditStatement, EmailCredit } from '../quotas/usage-statement';
-import { SuppressionService } from '../suppression/suppression.service';
 import { TrackingTokens } from '../tracking/tracking-tokens';
+import { EmailQueue } from '../outbox/email.queue';
+import type { NewEvent } from '../outbox/message-event.entity';
+import { Message } from '../outbox/message.entity';
+import { prepareAttachments } from '../outbox/attachments/attachment-content';
+import { acceptanceEvents, OutboxService } from '../outbox/outbox.service';
 import { MessageStatusDto } from './dto/message-status.dto';
 import { SendEmailResponseDto } from './dto/send-email-response.dto';
 import { SendEmailDto } from './dto/send-email.dto';
-import { EmailQueue } from '../outbox/email.queue';
-import { Acceptance, AcceptanceRepository, meteringOf } from '../outbox/acceptance.repository';
-import { EmailRepository, MessageWithEvents, NewEvent } from './email.repository';
+import { DeliveryStore } from './delivery.store';
+import { MessagesRepository } from './messages.repository';
 import { checkAttachments, checkBodySize, checkCustomHeaders, MAX_RECIPIENTS, parseMailbox, parseRecipients } from './message-content';
-import { Message } from '../outbox/message.entity';
-import { type AttachmentInput, prepareAttachments } from '../outbox/attachments/attachment-content';
-import { AttachmentStore } from '../outbox/attachments/attachment-store';
+import { scheduleTime } from './schedule-time';
 
-const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600 * 1000;
 /** A scheduled message can be cancelled until this long before its time. */
 const CANCEL_MARGIN_MS = 1000;
 /** Verified domains are looked up once per this period per account and name, not once per send. */
@@ -36,57 +36,21 @@ export interface SendOptions {
   idempotency?: IdempotencyClaim;
 }
 
-/** A mailbox: display name (may be empty) and address. */
-export interface Mailbox {
-  name: string;
-  address: string;
-}
-
-/** An email Mailroom composes itself for an account: form notifications and acknowledgments, confirmations. */
-export interface ComposedEmail {
-  from: Mailbox;
-  /** From FORMS_FROM rather than a domain of the account (see Message.systemSender). */
-  systemSender: boolean;
-  to: string[];
-  replyTo?: Mailbox[];
-  subject: string;
-  text: string;
-  html: string;
-  /** Content base64, or bytes. */
-  attachments?: AttachmentInput[];
-}
-
-/** A received message Mailroom forwards as it arrived (D-31): its bytes are in inbound_messages. */
-export interface ForwardedEmail {
-  inboundMessageId: string;
-  /** The forwarding domain, a verified domain of the account: its key signs the message. */
-  domain: string;
-  /** MAIL FROM: the SRS-rewritten sender, or '' for a bounce relayed back to its sender. */
-  envelopeFrom: string;
-  to: string[];
-  /** From the received header, for the message's status and listings. */
-  from: Mailbox;
-  subject: string;
-  /** The received Message-ID (with its angle brackets), or one made for it. */
-  headerMessageId: string;
-}
-
-/** The rules of sending (D-14 … D-19): the only writer of new messages. */
+/** The send API (D-14 … D-19): checks and renders a send, then hands it to the outbox; a message's status, and cancelling it. */
 @Injectable()
 export class EmailService {
   private readonly domainCache = new ExpiringMap<string, Domain>(DOMAIN_CACHE_MS);
 
   constructor(
-    private readonly repository: EmailRepository,
-    private readonly acceptances: AcceptanceRepository,
+    private readonly outbox: OutboxService,
+    private readonly messages: MessagesRepository,
+    private readonly store: DeliveryStore,
     private readonly queue: EmailQueue,
     private readonly domains: DomainsService,
     private readonly templates: TemplatesService,
-    private readonly suppression: SuppressionService,
     private readonly idempotency: IdempotencyStore,
     private readonly tokens: TrackingTokens,
     private readonly quotas: QuotaService,
-    private readonly attachmentStore: AttachmentStore,
   ) {}
 
   /** Accepts a message: answers only after it is committed (D-16), then queues its delivery. */
@@ -119,7 +83,7 @@ export class EmailService {
       throw new AppException(ErrorCode.DomainNotVerified, `${fromDomain} is not a verified domain of this account`, { domain: fromDomain });
     }
 
-    const { recipients, suppressed } = await this.unsuppressed(
+    const { recipients, suppressed } = await this.outbox.unsuppressed(
       accountId,
       [...to, ...cc, ...bcc].map((m) => m.address),
     );
@@ -167,7 +131,7 @@ export class EmailService {
     const answer: SendEmailResponseDto = { success: true, messageId: id, status, ...(suppressed.length ? { suppressed } : {}) };
     const { idempotency } = options;
     await this.idempotency.guard(idempotency, () =>
-      this.accept({
+      this.outbox.accept({
         messages: [{ message, events, attachments: attachments.uploads }],
         idempotency: idempotency && { claim: idempotency, statusCode: 200, body: answer },
       }),
@@ -176,100 +140,10 @@ export class EmailService {
     return answer;
   }
 
-  /**
-   * The message of an email Mailroom composed, recipients on the account's suppression list dropped; null
-   * when none remain. Nothing is written: `accept` does that, with whatever else the request commits.
-   */
-  async compose(accountId: string, email: ComposedEmail): Promise<MessageWithEvents | null> {
-    const { recipients, suppressed } = await this.unsuppressed(accountId, email.to);
-    if (recipients.length === 0) return null;
-
-    const id = newId('msg');
-    const acceptedAt = new Date();
-    const fromDomain = email.from.address.slice(email.from.address.lastIndexOf('@') + 1).toLowerCase();
-    const attachments = prepareAttachments(email.attachments);
-    const message = immediateMessage(accountId, id, {
-      fromAddress: email.from.address,
-      fromDomain,
-      systemSender: email.systemSender,
-      subject: email.subject,
-      recipients,
-      suppressedRecipients: suppressed,
-      headerMessageId: `<${id.slice(4)}@${fromDomain}>`,
-      content: {
-        from: email.from,
-        to: recipients.map((address) => ({ name: '', address })),
-        cc: [],
-        replyTo: email.replyTo ?? [],
-        subject: email.subject,
-        text: email.text,
-        html: email.html,
-        headers: {},
-        attachments: attachments.references,
-        date: acceptedAt.toISOString(),
-      },
-    });
-    return { message, events: acceptanceEvents(suppressed, acceptedAt), attachments: attachments.uploads };
-  }
-
-  /**
-   * The message forwarding a received one to its destinations (D-31), those on the account's suppression list
-   * dropped; null when none remain. Nothing is written: `accept` does that, with the received message.
-   */
-  async forwarded(accountId: string, email: ForwardedEmail): Promise<MessageWithEvents | null> {
-    const { recipients, suppressed } = await this.unsuppressed(accountId, email.to);
-    if (recipients.length === 0) return null;
-    const acceptedAt = new Date();
-    const message = immediateMessage(accountId, newId('msg'), {
-      fromAddress: email.from.address,
-      fromDomain: email.domain,
-      envelopeFrom: email.envelopeFrom,
-      inboundMessageId: email.inboundMessageId,
-      subject: email.subject,
-      recipients,
-      suppressedRecipients: suppressed,
-      headerMessageId: email.headerMessageId,
-      content: {
-        from: email.from,
-        to: recipients.map((address) => ({ name: '', address })),
-        cc: [],
-        replyTo: [],
-        subject: email.subject,
-        headers: {},
-        attachments: [],
-        date: acceptedAt.toISOString(),
-      },
-    });
-    return { message, events: acceptanceEvents(suppressed, acceptedAt) };
-  }
-
-  /**
-   * Counts what one request accepts against its account's quotas (D-13), stores the bytes of its attachments,
-   * commits it in one statement with its usage and its references to those bytes (D-16, D-32), then queues each
-   * message. The answer does not wait for Redis: enqueue() never rejects, and a job that fails to reach Redis is
-   * re-added by the sweeper.
-   */
-  async accept(acceptance: Acceptance): Promise<void> {
-    const metering = meteringOf(acceptance);
-    const reservation = metering ? await this.quotas.reserve(metering) : null;
-    try {
-      // Bytes of a request that fails from here on are left unreferenced: the store's sweep deletes them.
-      await this.attachmentStore.save(acceptance.messages.flatMap((m) => m.attachments ?? []));
-      await this.acceptances.insert(acceptance);
-    } catch (err) {
-      await reservation?.release();
-      throw err;
-    }
-    reservation?.committed();
-    for (const { message } of acceptance.messages) {
-      void this.queue.enqueue({ messageId: message.id, priority: message.priority, notBefore: message.scheduledFor });
-    }
-  }
-
   async status(accountId: string, messageId: string): Promise<MessageStatusDto> {
-    const message = await this.repository.findForAccount(accountId, messageId);
+    const message = await this.messages.findForAccount(accountId, messageId);
     if (!message) throw AppException.notFound('Message', messageId);
-    const events = await this.repository.events(messageId);
+    const events = await this.messages.events(messageId);
     return {
       messageId,
       status: message.status,
@@ -291,14 +165,14 @@ export class EmailService {
    * they were counted in. A cancel that loses gives nothing back.
    */
   async cancelScheduled(accountId: string, messageId: string): Promise<MessageStatusDto> {
-    const message = await this.repository.findForAccount(accountId, messageId);
+    const message = await this.messages.findForAccount(accountId, messageId);
     if (!message) throw AppException.notFound('Message', messageId);
     // Only a `scheduled` message can be cancelled: a worker takes one (`scheduled` → `queued`) right before
     // sending it, so a cancel and a send never both win. The margin keeps a cancel from racing a due job.
     const scheduledAfter = new Date(Date.now() + CANCEL_MARGIN_MS);
     const credit: EmailCredit = { accountId, emails: message.recipients.length, countedAt: message.createdAt };
     await this.quotas.credit(credit, async () => {
-      const cancelled = await this.repository.transition(
+      const cancelled = await this.store.transition(
         messageId,
         ['scheduled'],
         { status: 'cancelled' },
@@ -308,7 +182,7 @@ export class EmailService {
       );
       if (cancelled) return;
       // Read again: a worker may have just taken it.
-      const status = (await this.repository.findForAccount(accountId, messageId))?.status ?? message.status;
+      const status = (await this.messages.findForAccount(accountId, messageId))?.status ?? message.status;
       const reason = status === 'scheduled' ? 'is due now' : `is ${status}, not scheduled`;
       throw new AppException(ErrorCode.Conflict, `Message ${messageId} ${reason}: it can no longer be cancelled`, { status });
     });
@@ -338,16 +212,6 @@ export class EmailService {
     return { subject: dto.subject!, text: dto.text, html: dto.html };
   }
 
-  /** The addresses (once each, compared case-insensitively) split by the account's suppression list. */
-  private async unsuppressed(accountId: string, addresses: string[]): Promise<{ recipients: string[]; suppressed: string[] }> {
-    const envelope = [...new Map(addresses.map((address) => [address.toLowerCase(), address])).values()];
-    const suppressedSet = await this.suppression.suppressedAmong(accountId, envelope);
-    return {
-      recipients: envelope.filter((address) => !suppressedSet.has(address.toLowerCase())),
-      suppressed: envelope.filter((address) => suppressedSet.has(address.toLowerCase())),
-    };
-  }
-
   private async verifiedDomain(accountId: string, name: string): Promise<Domain | null> {
     const cacheKey = `${accountId}/${name}`;
     const cached = this.domainCache.get(cacheKey);
@@ -357,43 +221,4 @@ export class EmailService {
     if (domain) this.domainCache.set(cacheKey, domain);
     return domain;
   }
-}
-
-type ImmediateMessageFields = Pick<
-  Message,
-  'fromAddress' | 'fromDomain' | 'subject' | 'recipients' | 'suppressedRecipients' | 'headerMessageId' | 'content'
-> &
-  Partial<Pick<Message, 'systemSender' | 'envelopeFrom' | 'inboundMessageId'>>;
-
-/** A message Mailroom makes itself (form mail, forwarding): queued now, untracked, of no list or template. */
-function immediateMessage(accountId: string, id: string, fields: ImmediateMessageFields): Message {
-  return Object.assign(new Message(), {
-    id,
-    accountId,
-    status: 'queued',
-    pendingRecipients: fields.recipients,
-    priority: 'normal',
-    scheduledFor: null,
-    tracking: null,
-    listId: null,
-    templateName: null,
-    metadata: null,
-    ...fields,
-  } satisfies Partial<Message>);
-}
-
-export function acceptanceEvents(suppressed: string[], at: Date): NewEvent[] {
-  return [
-    { type: 'queued', occurredAt: at },
-    ...suppressed.map((recipient): NewEvent => ({ type: 'suppressed', recipient, detail: 'on the suppression list', occurredAt: at })),
-  ];
-}
-
-/** D-18: past → now (null), more than 30 days ahead → 400. */
-export function scheduleTime(scheduleFor: string | undefined): Date | null {
-  if (!scheduleFor) return null;
-  const at = new Date(scheduleFor);
-  const ahead = at.getTime() - Date.now();
-  if (ahead > MAX_SCHEDULE_AHEAD_MS) throw AppException.invalidField('scheduleFor', 'may be at most 30 days ahead');
-  return ahead > 0 ? at : null;
 }

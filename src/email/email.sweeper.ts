@@ -1,10 +1,11 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfigService } from '../config/app-config.service';
 import { RedisService } from '../redis/redis.service';
-import { DsnService } from '../forwarding/dsn/dsn.service';
-import { recordExpiredPending } from '../forwarding/dsn/forward-failures';
+import { ForwardFailureReports } from './forward-failure-reports';
+import { recordExpiredPending } from './forward-failures';
 import { EmailQueue } from '../outbox/email.queue';
-import { EmailRepository } from './email.repository';
+import { DeliveryStore } from './delivery.store';
+import { MessagesRepository } from './messages.repository';
 import { AWAITING_DELIVERY } from '../outbox/message.entity';
 
 const PAGE = 500;
@@ -15,7 +16,7 @@ const PAGE = 500;
  * the messages still awaiting delivery and re-adds the job of each one that has none, with the attempts it
  * has left. One whose attempts are used up (its last attempt could not even be written) is failed instead:
  * re-adding it would start its retries again. The same sweep makes the delivery status notifications that
- * failures of forwarded mail still owe their senders (DsnService.sweep).
+ * failures of forwarded mail still owe their senders (ForwardFailureReports.sweep).
  */
 @Injectable()
 export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -27,9 +28,10 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
   private closing = false;
 
   constructor(
-    private readonly repository: EmailRepository,
+    private readonly messages: MessagesRepository,
+    private readonly store: DeliveryStore,
     private readonly emailQueue: EmailQueue,
-    private readonly dsn: DsnService,
+    private readonly failureReports: ForwardFailureReports,
     private readonly redis: RedisService,
     private readonly config: AppConfigService,
   ) {}
@@ -81,14 +83,14 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
         let afterId = '';
         let requeued = 0;
         for (;;) {
-          const page = await this.repository.awaitingDelivery(olderThan, afterId, PAGE);
+          const page = await this.messages.awaitingDelivery(olderThan, afterId, PAGE);
           if (page.length === 0) break;
           afterId = page[page.length - 1].id;
           const withJobs = await this.emailQueue.withLiveJobs(page.map((m) => m.id));
           const maxAttempts = this.emailQueue.retrySchedule.maxAttempts;
           const lost = page.filter((m) => !withJobs.has(m.id) && m.attempts < maxAttempts);
           for (const m of page.filter((m) => !withJobs.has(m.id) && m.attempts >= maxAttempts)) {
-            const failed = await this.repository.transition(
+            const failed = await this.store.transition(
               m.id,
               AWAITING_DELIVERY,
               { status: 'failed' },
@@ -97,7 +99,7 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
               recordExpiredPending(m.id),
             );
             if (failed) this.logger.warn(`${m.id} had used up its ${m.attempts} attempts without a final state: failed`);
-            if (failed) await this.dsn.report(m.id);
+            if (failed) await this.failureReports.report(m.id);
           }
           if (lost.length) {
             await this.emailQueue.queue.addBulk(
@@ -117,7 +119,7 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
           if (page.length < PAGE) break;
         }
         // Notifications a dead process owed the senders of forwarded mail (their failures are recorded with the moves).
-        await this.dsn.sweep(olderThan);
+        await this.failureReports.sweep(olderThan);
         return requeued;
       },
     );

@@ -1,11 +1,10 @@
 import type { Readable } from 'node:stream';
 import { isEmail } from 'class-validator';
-import addressparser from 'nodemailer/lib/addressparser';
-import MailComposer from 'nodemailer/lib/mail-composer';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
 import { type AttachmentInput, byteLengthOf, isStored, type StoredAttachment } from '../outbox/attachments/attachment-content';
 import type { MessageContent } from '../outbox/message.entity';
+import { composeMessage, parseAddressField } from './transport/nodemailer';
 
 /** D-14 limits of one message. */
 export const MAX_RECIPIENTS = 50;
@@ -29,7 +28,7 @@ const LINE_BREAK_OR_NUL = /[\r\n\0]/;
  */
 export function parseMailbox(input: string): Mailbox | null {
   if (LINE_BREAK_OR_NUL.test(input)) return null;
-  const parsed = addressparser(input, { flatten: true });
+  const parsed = parseAddressField(input);
   if (parsed.length !== 1) return null;
   const { name, address } = parsed[0];
   if (!address || !isEmail(address, { allow_display_name: false, allow_ip_domain: false })) return null;
@@ -125,7 +124,7 @@ export function composeMime(
   content: MessageContent,
   openAttachment: AttachmentOpener = noStore,
 ): Readable {
-  return new MailComposer({
+  return composeMessage({
     from: content.from,
     to: content.to.length ? content.to : undefined,
     cc: content.cc.length ? content.cc : undefined,
@@ -145,7 +144,5 @@ export function composeMime(
     baseBoundary: messageId.replace(/^msg_/, ''),
     disableFileAccess: true,
     disableUrlAccess: true,
-  })
-    .compile()
-    .createReadStream();
+  });
 }

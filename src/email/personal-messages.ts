@@ -7,8 +7,10 @@ import { DomainsService } from '../domains/domains.service';
 import { assertSendable } from '../templates/template-content';
 import { TemplatesService } from '../templates/templates.service';
 import { TrackingTokens } from '../tracking/tracking-tokens';
-import { acceptanceEvents, scheduleTime } from './email.service';
-import type { MessageWithEvents, NewEvent } from './email.repository';
+import type { MessageWithEvents } from '../outbox/acceptance.repository';
+import type { NewEvent } from '../outbox/message-event.entity';
+import { acceptanceEvents } from '../outbox/outbox.service';
+import { scheduleTime } from './schedule-time';
 import { checkBodySize, checkCustomHeaders, Mailbox, parseMailbox } from './message-content';
 import { Message, MessagePriority, MessageTracking } from '../outbox/message.entity';
 

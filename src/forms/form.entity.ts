@@ -1,6 +1,6 @@
 import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, UpdateDateColumn } from 'typeorm';
 import { AccountOwned } from '../accounts/account-owned';
-import { Collection } from '../collections/collection.entity';
+import { Collection } from './collections/collection.entity';
 import { Domain } from '../domains/domain.entity';
 import type { FormSettings } from './form-settings';
 

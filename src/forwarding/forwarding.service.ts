@@ -6,9 +6,8 @@ import { newId } from '../common/ids';
 import { AppConfigService } from '../config/app-config.service';
 import type { Domain } from '../domains/domain.entity';
 import { DomainsService } from '../domains/domains.service';
-import { CompanionRow, recipientCount } from '../outbox/acceptance.repository';
-import type { MessageWithEvents } from '../email/email.repository';
-import { EmailService, ForwardedEmail } from '../email/email.service';
+import { CompanionRow, type MessageWithEvents, recipientCount } from '../outbox/acceptance.repository';
+import { type ForwardedEmail, OutboxService } from '../outbox/outbox.service';
 import { ReturnPaths } from '../email/return-path';
 import { ProviderEventsService } from '../provider-events/provider-events.service';
 import { SuppressionService } from '../suppression/suppression.service';
@@ -19,29 +18,8 @@ import { InboundAuthentication, InboundVerdict } from './inbound-authentication'
 import { InboundRefusal } from './inbound-refusal';
 import { LoopTokens } from './loop-token';
 import { HeaderField, headerFields, headerSection, loopOf, traceFields } from './received-message';
+import type { InboundRoute, ReceivedTransaction } from './received-transaction';
 import { SenderRewriting, SrsError } from './sender-rewriting';
-
-/** Where mail for one envelope recipient goes, decided at its RCPT TO. */
-export type InboundRoute =
-  /** An address of a forwarding domain with a matching rule. */
-  | ({ kind: 'forward'; address: string; domain: Domain } & RuleMatch)
-  /** An SRS address of a forwarding domain: a bounce of mail forwarded from here, back to its sender. */
-  | { kind: 'returned'; address: string; domain: Domain; sender: string }
-  /** The VERP return path of a message sent from here: a bounce or complaint about it. */
-  | { kind: 'report'; address: string; messageId: string };
-
-/** One SMTP transaction, taken whole (DATA). */
-export interface ReceivedTransaction {
-  /** MAIL FROM as given; '' for a bounce (`<>`). */
-  mailFrom: string;
-  routes: InboundRoute[];
-  /** The message as received. */
-  source: Buffer;
-  clientAddress: string;
-  clientHostname?: string;
-  helo: string;
-  secure: boolean;
-}
 
 /**
  * Verified domains (with their rules) are looked up once per this period per name, not at every RCPT TO: a
@@ -66,7 +44,7 @@ export class ForwardingService {
 
   constructor(
     private readonly domains: DomainsService,
-    private readonly email: EmailService,
+    private readonly outbox: OutboxService,
     private readonly returnPaths: ReturnPaths,
     private readonly srs: SenderRewriting,
     private readonly providerEvents: ProviderEventsService,
@@ -221,14 +199,14 @@ export class ForwardingService {
       const senders = routes.flatMap((r) => (r.kind === 'returned' ? [r.sender] : []));
       const made = await Promise.all([
         destinations.length
-          ? this.email.forwarded(accountId, {
+          ? this.outbox.forwarded(accountId, {
               ...base,
               envelopeFrom: this.srs.forward(transaction.mailFrom, domain.name),
               to: destinations,
             })
           : null,
         // A bounce goes back with the null sender, so that it can never bounce in turn.
-        senders.length ? this.email.forwarded(accountId, { ...base, envelopeFrom: '', to: senders }) : null,
+        senders.length ? this.outbox.forwarded(accountId, { ...base, envelopeFrom: '', to: senders }) : null,
       ]);
       const forwarded = made.filter((m): m is MessageWithEvents => m !== null);
       if (forwarded.length === 0) continue; // suppressed since RCPT TO: nothing for this domain (receive() refuses when no domain has any)
@@ -266,7 +244,7 @@ export class ForwardingService {
     // Forwarded mail spends forwards_per_month, one per recipient it goes to, never the account's emails (D-37).
     try {
       const forwards = recipientCount(messages);
-      await this.email.accept({ messages, statements, metering: { accountId, emails: 0, submissions: 0, forwards } });
+      await this.outbox.accept({ messages, statements, metering: { accountId, emails: 0, submissions: 0, forwards } });
     } catch (err) {
       // A quota is whole again at its reset: the sending server keeps the message and tries again (4xx), as before.
       if (err instanceof AppException && err.status === 429) {

@@ -6,7 +6,7 @@ import { ExpiringMap } from '../common/expiring-map';
 import { AppConfigService } from '../config/app-config.service';
 import type { Domain } from '../domains/domain.entity';
 import { DomainsService } from '../domains/domains.service';
-import type { ReceivedTransaction } from './forwarding.service';
+import type { ReceivedTransaction } from './received-transaction';
 import { envelopeSenderAuthenticated } from './envelope-sender';
 import { Author, rewriteFrom, withoutForgedResults } from './header-rewriting';
 import { InboundRefusal } from './inbound-refusal';

@@ -5,7 +5,8 @@ import { SMTPServer, SMTPServerAddress, SMTPServerDataStream, SMTPServerSession 
 import { AppConfigService } from '../config/app-config.service';
 import { inboundSmtpSessions, inboundSmtpSessionsActive } from '../metrics/metrics';
 import { listenError } from '../startup/startup-error';
-import { ForwardingService, InboundRoute } from './forwarding.service';
+import { ForwardingService } from './forwarding.service';
+import type { InboundRoute } from './received-transaction';
 import { InboundRefusal } from './inbound-refusal';
 import { InboundRateLimits } from './inbound-rate-limits';
 import { InboundTls } from './inbound-tls';

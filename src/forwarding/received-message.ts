@@ -1,3 +1,5 @@
+import { rfc5322Date } from '../common/rfc5322-date';
+
 /**
  * Loops (D-31): a message that has passed this many relays is refused (Postfix's hopcount_limit; RFC 5321
  * 6.3 asks for a limit of at least 100 only when counting is the sole protection, and ours is not).
@@ -148,16 +150,4 @@ export function traceFields(input: TraceInput): string {
  */
 export function printable(value: string, maxLength: number, spaces = true): string {
   return value.replace(spaces ? /[^\x20-\x7e]/g : /[^\x21-\x7e]/g, '').slice(0, maxLength);
-}
-
-const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-/** `Mon, 23 Nov 2026 09:05:07 +0000` (RFC 5322 3.3), in UTC. */
-export function rfc5322Date(date: Date): string {
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return (
-    `${DAYS[date.getUTCDay()]}, ${date.getUTCDate()} ${MONTHS[date.getUTCMonth()]} ${date.getUTCFullYear()} ` +
-    `${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())} +0000`
-  );
 }

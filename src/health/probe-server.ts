@@ -1,9 +1,9 @@
 import type { Server } from 'node:http';
 import type { INestApplicationContext } from '@nestjs/common';
 import express, { type Request, type Response } from 'express';
-import { OperatorAccess } from '../auth/operator-access';
+import { OperatorAccess } from '../operator/operator-access';
 import { MetricsService } from '../metrics/metrics.service';
-import { METRICS_ACCESS } from '../metrics/metrics-access.guard';
+import { METRICS_ACCESS } from '../operator/metrics-access.guard';
 import { HealthService, readinessStatusCode } from './health.service';
 
 /**

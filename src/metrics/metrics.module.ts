@@ -1,8 +1,8 @@
 import { Global, Module } from '@nestjs/common';
-import { MetricsController } from './metrics.controller';
 import { MetricsService } from './metrics.service';
+import { DatabasePoolMetrics } from './pool-metrics';
 
-/** Prometheus metrics (prom-client): GET /metrics, and the worker's probe server serves the same text. */
+/** Prometheus metrics (prom-client): the text GET /metrics and a worker's probe server serve, and the database pool's gauges. */
 @Global()
-@Module({ providers: [MetricsService], controllers: [MetricsController], exports: [MetricsService] })
+@Module({ providers: [MetricsService, DatabasePoolMetrics], exports: [MetricsService] })
 export class MetricsModule {}

@@ -1,5 +1,6 @@
 import { isMainThread, workerData } from 'node:worker_threads';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { onSweptRows } from '../common/expired-rows';
 
 /**
  * Every metric Mailroom exports, in one registry per process (Prometheus scrapes each process; counters add
@@ -184,3 +185,5 @@ export const retentionSwept = new Counter({
   labelNames: ['kind'] as const,
   registers: [registry],
 });
+// The sweeps live in common/, which imports no feature: they report here.
+onSweptRows((kind, rows) => retentionSwept.inc({ kind }, rows));

@@ -3,7 +3,7 @@ import { BullAdapter } from '@bull-board/api/bullAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Request } from 'express';
-import { OperatorAccess } from '../auth/operator-access';
+import { OperatorAccess } from './operator-access';
 import type { Permission } from '../auth/permissions';
 import { allQueues } from '../queue/all-queues';
 

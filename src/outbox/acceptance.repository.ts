@@ -5,8 +5,9 @@ import { IDEMPOTENCY_RECORD_COLUMNS, IdempotentAnswer, idempotencyRecordValues }
 import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
 import { emails } from '../metrics/metrics';
 import { Metering, usageStatement } from '../quotas/usage-statement';
-import { isStored } from './attachments/attachment-content';
-import type { MessageWithEvents } from '../email/email.repository';
+import { type AttachmentUpload, isStored } from './attachments/attachment-content';
+import type { NewEvent } from './message-event.entity';
+import type { Message } from './message.entity';
 
 /** Adds a value to the statement's parameters and gives its placeholder (`$7`). */
 export type AddParam = (value: unknown) => string;
@@ -22,6 +23,14 @@ export interface CompanionRow {
  * outbox event). A row to insert, or any data-modifying statement (an UPDATE) written with `param`.
  */
 export type CompanionStatement = CompanionRow | ((param: AddParam) => string);
+
+/** A message to accept, with the events it starts with. */
+export interface MessageWithEvents {
+  message: Message;
+  events: NewEvent[];
+  /** The bytes of the attachments its content refers to, stored before it is accepted (OutboxService.accept). */
+  attachments?: AttachmentUpload[];
+}
 
 /** What one request accepts in one commit. */
 export interface Acceptance {

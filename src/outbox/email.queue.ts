@@ -3,7 +3,9 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { AdvancedSettings, JobOptions, Queue } from 'bull';
 import { allFulfilled, MicroBatch } from '../common/micro-batch';
 import { AppConfigService } from '../config/app-config.service';
+import { liveJobIds } from '../queue/live-jobs';
 import { JobName, QueueName } from '../queue/queue.constants';
+import { withRedisTimeout } from '../redis/redis-timeout';
 import type { MessagePriority } from './message.entity';
 import { RetrySchedule } from './retry-schedule';
 
@@ -66,18 +68,12 @@ export class EmailQueue {
       data: { messageId: request.messageId },
       opts: this.jobOptions(request),
     }));
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer from Redis within ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
-    });
     try {
-      await Promise.race([this.queue.addBulk(jobs), timeout]);
+      await withRedisTimeout(this.queue.addBulk(jobs), ENQUEUE_TIMEOUT_MS);
       return allFulfilled(requests.map(() => true));
     } catch (err) {
       this.logger.warn(`Could not queue ${requests.length} email(s), the sweeper will: ${(err as Error).message}`);
       return allFulfilled(requests.map(() => false));
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -97,19 +93,8 @@ export class EmailQueue {
    * completing). A job that failed for good (its attempts used up by unexpected errors) is removed, so
    * that the message can be queued again.
    */
-  async withLiveJobs(messageIds: string[]): Promise<Set<string>> {
-    if (messageIds.length === 0) return new Set();
-    const pipeline = this.queue.client.pipeline();
-    for (const id of messageIds) pipeline.exists(this.queue.toKey(id)).zscore(this.queue.toKey('failed'), id);
-    const results = (await pipeline.exec()) ?? [];
-    const live = new Set<string>();
-    for (const [i, id] of messageIds.entries()) {
-      const exists = results[2 * i]?.[1] === 1;
-      const failed = results[2 * i + 1]?.[1] !== null;
-      if (exists && !failed) live.add(id);
-      else if (exists) await this.remove(id);
-    }
-    return live;
+  withLiveJobs(messageIds: string[]): Promise<Set<string>> {
+    return liveJobIds(this.queue, messageIds, ['failed']);
   }
 
   /** Removes a waiting or delayed job (cancelled message); an active one finds the message cancelled. */

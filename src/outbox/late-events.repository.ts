@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
 import { emails } from '../metrics/metrics';
-import type { NewEvent } from '../email/email.repository';
+import type { NewEvent } from './message-event.entity';
 import type { Message, MessageStatus } from './message.entity';
 
 /** A message as events reported after sending (provider events) find it. */

@@ -17,6 +17,16 @@ export type MessageEventType =
   | 'complained'
   | 'unsubscribed';
 
+/** An event to write with a message's acceptance or a move of its status. */
+export interface NewEvent {
+  type: MessageEventType;
+  recipient?: string | null;
+  detail?: string | null;
+  /** Made by a machine (an open by a privacy proxy, a link scanner's click). */
+  machine?: boolean;
+  occurredAt?: Date;
+}
+
 /** Something that happened to a message, for GET /email/status/{messageId}. */
 @Entity('message_events')
 @Index('IX_message_events_message', ['messageId', 'occurredAt'])

@@ -1,6 +1,7 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { sha256Hex } from '../common/crypto/sha256';
 import { ExpiredRows } from '../common/expired-rows';
 
 /** A call being applied holds its webhook-id this long at most: a crashed instance lets the provider's retry through. */
@@ -40,7 +41,7 @@ export class ProviderWebhookIds implements OnApplicationBootstrap, OnApplication
    * taken over.
    */
   async claim(webhookId: string): Promise<WebhookIdClaim> {
-    const idHash = createHash('sha256').update(webhookId).digest('hex');
+    const idHash = sha256Hex(webhookId);
     const claim = randomUUID();
     const claimed: unknown[] = await this.dataSource.query(
       `INSERT INTO provider_webhook_ids (id_hash, state, claim, expires_at) VALUES ($1, 'pending', $2, now() + interval '${CLAIM_TTL}')

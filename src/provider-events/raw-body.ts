@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { raw, type RequestHandler } from 'express';
 import { bodyParserError } from '../common/errors/all-exceptions.filter';
-import { verifyJsonBody } from '../common/http/body-depth';
+import { verifyJsonBody } from '../common/body-depth';
 
 const PROVIDER_EVENTS_PATH = '/provider/events';
 

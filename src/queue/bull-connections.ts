@@ -3,7 +3,7 @@ import { ModuleRef } from '@nestjs/core';
 import type { QueueOptions } from 'bull';
 import type { RedisOptions } from 'ioredis';
 import { AppConfigService } from '../config/app-config.service';
-import { createRedisConnection, RedisConnection } from '../redis/redis-url';
+import { createRedisConnection, RedisConnection } from '../redis/redis-connection';
 import { allQueues } from './all-queues';
 
 type BullConnectionType = Parameters<NonNullable<QueueOptions['createClient']>>[0];

@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { allFulfilled, MicroBatch } from '../common/micro-batch';
 import { AppConfigService } from '../config/app-config.service';
-import type { RedisConnection } from '../redis/redis-url';
+import type { RedisConnection } from '../redis/redis-connection';
 import { RedisService } from '../redis/redis.service';
 import type { QuotaRule } from './quota-policy';
 import { QUOTA_ADJUST_LUA, QUOTA_DROP_LUA, QUOTA_RESERVE_LUA } from './quota.script';

@@ -1,5 +1,3 @@
-import type { AddParam } from '../outbox/acceptance.repository';
-
 /**
  * What an acceptance counts against its account's quotas and records as usage (D-13, D-32): every accepted
  * email recipient and every accepted form submission counts one. Forwarded mail counts its recipients as
@@ -18,7 +16,7 @@ export interface Metering {
  * One row per account, in account order, so that concurrent statements lock the rows they share in the
  * same order; the upsert adds atomically, so no concurrent acceptance loses another's count.
  */
-export function usageStatement(meterings: (Metering | null)[], param: AddParam): string | null {
+export function usageStatement(meterings: (Metering | null)[], param: (value: unknown) => string): string | null {
   const byAccount = new Map<string, { emails: number; submissions: number; forwards: number }>();
   for (const metering of meterings) {
     const forwards = metering?.forwards ?? 0;
@@ -64,7 +62,7 @@ export interface EmailCredit {
  * subscribers when it is accepted, and a message of it cancelled later names the hour its page was made): the
  * quotas and the bill read the month's sum.
  */
-export function creditStatement({ accountId, emails, countedAt }: EmailCredit, param: AddParam): string {
+export function creditStatement({ accountId, emails, countedAt }: EmailCredit, param: (value: unknown) => string): string {
   return (
     'INSERT INTO account_usage_hourly (account_id, hour, emails, submissions, forwards) ' +
     `VALUES (${param(accountId)}, date_trunc('hour', ${param(countedAt)}::timestamptz, 'UTC'), ${param(-emails)}::bigint, 0, 0) ` +

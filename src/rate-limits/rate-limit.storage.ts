@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import { AppConfigService } from '../config/app-config.service';
-import type { RedisConnection } from '../redis/redis-url';
+import type { RedisConnection } from '../redis/redis-connection';
 import { RedisService } from '../redis/redis.service';
 import { RATE_LIMIT_LUA } from './rate-limit.script';
 import { CountMode, LimitDecision, LimitRule } from './rate-limit.types';

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { RedisOptions } from 'ioredis';
 import { AppConfigService } from '../config/app-config.service';
-import { createRedisConnection, RedisConnection } from './redis-url';
+import { createRedisConnection, RedisConnection } from './redis-connection';
+import { RedisTimeoutError, withRedisTimeout } from './redis-timeout';
 
 type MessageHandler = (message: string) => void;
 
@@ -66,17 +67,12 @@ export class RedisService implements OnApplicationShutdown {
    */
   async claim(key: string, ttlMs: number, timeoutMs: number): Promise<Claim> {
     const token = randomBytes(8).toString('hex');
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
     try {
-      const answer = await Promise.race([this.client.set(key, token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX'), timeout]);
-      if (answer === 'timeout') return { state: 'unknown', reason: 'Redis did not answer' };
+      const answer = await withRedisTimeout(this.client.set(key, token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX'), timeoutMs);
       if (answer === null) return { state: 'taken' };
       return { state: 'claimed', release: () => this.release(key, token) };
     } catch (err) {
-      return { state: 'unknown', reason: (err as Error).message };
-    } finally {
-      clearTimeout(timer);
+      return { state: 'unknown', reason: err instanceof RedisTimeoutError ? 'Redis did not answer' : (err as Error).message };
     }
   }
 

@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfigService } from '../config/app-config.service';
-import { EmailModule } from '../email/email.module';
+import { OutboxModule } from '../outbox/outbox.module';
 import { TrackingLinksModule } from '../tracking/tracking-links.module';
 import { MessageContentRule, RetentionRules } from './retention-rules';
 import { RetentionSweeper } from './retention.sweeper';
@@ -11,7 +11,7 @@ export class RetentionModule {
   static register(config: AppConfigService): DynamicModule {
     return {
       module: RetentionModule,
-      imports: [EmailModule.register(config), TrackingLinksModule],
+      imports: [OutboxModule, TrackingLinksModule],
       providers: config.runsWorkers ? [MessageContentRule, RetentionRules, RetentionSweeper] : [],
     };
   }

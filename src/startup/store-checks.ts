@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { AppConfigService } from '../config/app-config.service';
 import { maskedUrl } from '../config/env.schema';
-import { createRedisConnection } from '../redis/redis-url';
+import { createRedisConnection } from '../redis/redis-connection';
 import { StartupError } from './startup-error';
 
 /** How long one attempt to reach a store may take, and the pause between attempts. */

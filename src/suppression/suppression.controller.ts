@@ -12,6 +12,7 @@ import type { Response } from 'express';
 import type { AuthContext } from '../auth/auth-context';
 import { Auth } from '../auth/auth.decorator';
 import { CurrentAuth } from '../auth/current-auth.decorator';
+import { normalizeEmailAddress } from '../common/email-address';
 import { ErrorBodyDto } from '../common/errors/error-body';
 import { SuccessResponseDto } from '../common/http/success-response.dto';
 import {
@@ -60,7 +61,7 @@ export class SuppressionController {
   @ApiBadRequestResponse({ type: ErrorBodyDto })
   async check(@CurrentAuth() auth: AuthContext, @Query() query: CheckSuppressionQueryDto): Promise<SuppressionCheckDto> {
     const entry = await this.suppression.find(auth.accountId, query.email);
-    const email = query.email.trim().toLowerCase();
+    const email = normalizeEmailAddress(query.email);
     if (!entry) return { email, suppressed: false };
     return { email, suppressed: true, reason: entry.reason, createdAt: entry.createdAt.toISOString() };
   }

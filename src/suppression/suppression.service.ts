@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
+import { normalizeEmailAddress } from '../common/email-address';
 import { AppException } from '../common/errors/app.exception';
 import { decodePageCursor, encodePageCursor, newestFirstPage } from '../common/http/page-cursor';
 import { newId } from '../common/ids';
@@ -59,7 +60,7 @@ export class SuppressionService {
     reason: SuppressionReason,
     source?: string,
   ): Promise<{ entry: SuppressionEntry; created: boolean }> {
-    const address = normalize(email);
+    const address = normalizeEmailAddress(email);
     const inserted = await this.entries
       .createQueryBuilder()
       .insert()
@@ -74,7 +75,7 @@ export class SuppressionService {
 
   /** The subset of `emails` (compared case-insensitively) that is suppressed, as lower-cased addresses. */
   async suppressedAmong(accountId: string, emails: string[]): Promise<Set<string>> {
-    const addresses = [...new Set(emails.map(normalize))];
+    const addresses = [...new Set(emails.map(normalizeEmailAddress))];
     if (addresses.length === 0) return new Set();
     return this.lookups.submit({ accountId, addresses });
   }
@@ -107,7 +108,7 @@ export class SuppressionService {
   }
 
   find(accountId: string, email: string): Promise<SuppressionEntry | null> {
-    return this.entries.findOneBy({ accountId, email: normalize(email) });
+    return this.entries.findOneBy({ accountId, email: normalizeEmailAddress(email) });
   }
 
   /**
@@ -127,12 +128,8 @@ export class SuppressionService {
   /** Takes the address off the list; 404 if it is not on it. */
   async remove(accountId: string, email: string): Promise<SuppressionEntry> {
     const entry = await this.find(accountId, email);
-    if (!entry) throw AppException.notFound('Suppression entry', normalize(email));
+    if (!entry) throw AppException.notFound('Suppression entry', normalizeEmailAddress(email));
     await this.entries.delete({ id: entry.id, accountId });
     return entry;
   }
-}
-
-function normalize(email: string): string {
-  return email.trim().toLowerCase();
 }

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { normalizeEmailAddress } from '../common/email-address';
 import { AppException } from '../common/errors/app.exception';
-import type { NewEvent } from '../email/email.repository';
+import type { NewEvent } from '../outbox/message-event.entity';
 import { LateEventsRepository } from '../outbox/late-events.repository';
 import { ListsService } from '../lists/lists.service';
 import { SuppressionService } from '../suppression/suppression.service';
@@ -128,7 +129,7 @@ export class TrackingService {
       if (only) return only;
       throw AppException.invalidField('email', 'this message went to several addresses: say which one to unsubscribe');
     }
-    const wanted = email.trim().toLowerCase();
+    const wanted = normalizeEmailAddress(email);
     const recipient = message.recipients.find((r) => r.toLowerCase() === wanted);
     if (!recipient) throw AppException.invalidField('email', 'is not an address this message was sent to');
     return recipient;

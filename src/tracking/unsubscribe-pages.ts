@@ -1,3 +1,4 @@
+import { escapeHtml } from '../common/escape-html';
 import type { UnsubscribeTarget } from './tracking.service';
 
 /** The unsubscribe pages: self-contained (no scripts, no external assets), every value escaped. */
@@ -47,8 +48,4 @@ function page(title: string, body: string): string {
     `<meta name="robots" content="noindex"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>` +
     `<body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`
   );
-}
-
-function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

@@ -1,9 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfigService } from '../config/app-config.service';
-import { AcceptanceRepository } from '../outbox/acceptance.repository';
-import { EmailQueue } from '../outbox/email.queue';
-import { type ComposedEmail, EmailService, type Mailbox } from '../email/email.service';
+import { type ComposedEmail, type Mailbox, OutboxService } from '../outbox/outbox.service';
 import { textToHtml } from '../forms/emails/html-text';
 import type { WebhookDisabledReason } from './webhook.entity';
 import { GONE_DETAIL } from './webhook-endpoint-health';
@@ -67,9 +65,7 @@ export class WebhookDisabledNotices implements OnApplicationBootstrap, OnApplica
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly email: EmailService,
-    private readonly acceptances: AcceptanceRepository,
-    private readonly emailQueue: EmailQueue,
+    private readonly outbox: OutboxService,
     private readonly config: AppConfigService,
   ) {}
 
@@ -110,7 +106,7 @@ export class WebhookDisabledNotices implements OnApplicationBootstrap, OnApplica
   private async notify(webhook: DisabledWebhook): Promise<boolean> {
     // Composed before the transaction: it reads on its own connection, and the transaction holds one.
     const message = webhook.contact
-      ? await this.email.compose(webhook.account_id, disabledNoticeEmail(webhook, this.config.formsFrom, this.config.publicUrl))
+      ? await this.outbox.compose(webhook.account_id, disabledNoticeEmail(webhook, this.config.formsFrom, this.config.publicUrl))
       : null;
     const claimed = await this.dataSource.transaction(async (manager) => {
       const rows: unknown[] = await manager.query(
@@ -118,7 +114,7 @@ export class WebhookDisabledNotices implements OnApplicationBootstrap, OnApplica
         [webhook.id],
       );
       if (rows.length === 0) return false;
-      if (message) await this.acceptances.insertWithin(manager, { messages: [message], metering: null });
+      if (message) await this.outbox.acceptWithin(manager, { messages: [message], metering: null });
       await manager.query('UPDATE webhooks SET disabled_notice_pending = false WHERE id = $1', [webhook.id]);
       return true;
     });
@@ -126,7 +122,7 @@ export class WebhookDisabledNotices implements OnApplicationBootstrap, OnApplica
     if (!webhook.contact) {
       this.logger.warn(`Webhook ${webhook.id} of account ${webhook.account_id} was disabled; the account has no billing contact to email`);
     }
-    if (message) void this.emailQueue.enqueue({ messageId: message.message.id, priority: message.message.priority });
+    if (message) this.outbox.queueDelivery(message.message);
     return true;
   }
 }

@@ -2,6 +2,7 @@ import { InjectQueue } from '@nestjs/bull';
 import { Injectable } from '@nestjs/common';
 import type { JobOptions, Queue } from 'bull';
 import { AppConfigService } from '../config/app-config.service';
+import { liveJobIds } from '../queue/live-jobs';
 import { JobName, QueueName } from '../queue/queue.constants';
 import { WebhookRetrySchedule } from './webhook-retry-schedule';
 
@@ -75,22 +76,8 @@ export class WebhookQueue {
    * unexpected error: its attempt was not recorded) or completed (it may have left its attempt in its endpoint's
    * queue, and that was lost) is removed, so that it can be added again.
    */
-  async withLiveJobs(attempts: DeliverWebhookJob[]): Promise<Set<string>> {
-    if (attempts.length === 0) return new Set();
-    const ids = attempts.map(jobId);
-    const pipeline = this.queue.client.pipeline();
-    for (const id of ids) {
-      pipeline.exists(this.queue.toKey(id)).zscore(this.queue.toKey('failed'), id).zscore(this.queue.toKey('completed'), id);
-    }
-    const results = (await pipeline.exec()) ?? [];
-    const live = new Set<string>();
-    for (const [i, id] of ids.entries()) {
-      const exists = results[3 * i]?.[1] === 1;
-      const finished = results[3 * i + 1]?.[1] !== null || results[3 * i + 2]?.[1] !== null;
-      if (exists && !finished) live.add(id);
-      else if (exists) await (await this.queue.getJob(id))?.remove().catch(() => undefined);
-    }
-    return live;
+  withLiveJobs(attempts: DeliverWebhookJob[]): Promise<Set<string>> {
+    return liveJobIds(this.queue, attempts.map(jobId), ['failed', 'completed']);
   }
 }
 

@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfigService } from '../config/app-config.service';
-import { EmailModule } from '../email/email.module';
+import { OutboxModule } from '../outbox/outbox.module';
 import { WebhookAttempt } from './webhook-attempt.entity';
 import { WebhookDeliveryService } from './webhook-delivery.service';
 import { WebhookDelivery } from './webhook-delivery.entity';
@@ -35,7 +35,7 @@ export class WebhooksModule {
       : [];
     return {
       module: WebhooksModule,
-      imports: [TypeOrmModule.forFeature([Webhook, WebhookDelivery, WebhookAttempt, WebhookEventBody]), EmailModule.register(config)],
+      imports: [TypeOrmModule.forFeature([Webhook, WebhookDelivery, WebhookAttempt, WebhookEventBody]), OutboxModule],
       controllers: [WebhooksController],
       providers: [WebhooksService, WebhookTargets, WebhookQueue, ...workerProviders],
     };

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { ATTEMPT_RESULTS_SQL } from '../../src/email/email.repository';
+import { ATTEMPT_RESULTS_SQL } from '../../src/email/delivery.store';
 import { AWAITING_DELIVERY } from '../../src/outbox/message.entity';
 import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount, createKey } from '../support/factories';

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { BillingSummary } from '../billing.service';
+import type { BillingSummary } from '../billing-summary';
 import type { BillingPeriod } from '../billing-period';
 import { type BillingStatus, centsToAmount } from '../billing-terms';
 import type { PlanCatalog } from '../plans';

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsInt, Max, Min } from 'class-validator';
-import type { BillingSummary } from '../billing.service';
+import type { BillingSummary } from '../billing-summary';
 import { TenantDto } from './tenant.dto';
 
 export const MAX_REPORTED_EMAILS = 10_000_000;

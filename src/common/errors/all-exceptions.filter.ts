@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logge
 import { ThrottlerException } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { AppConfigService } from '../../config/app-config.service';
-import { BODY_TOO_DEEP } from '../http/body-depth';
+import { BODY_TOO_DEEP } from '../body-depth';
 import { AppException } from './app.exception';
 import { DatabaseOutage, isDatabaseUnavailable } from './database-unavailable';
 import { ErrorCode } from './error-code';

@@ -2,7 +2,9 @@ import { getSchemaPath, type OpenAPIObject } from '@nestjs/swagger';
 import type { OperationObject, ParameterObject, ResponseObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { ErrorBodyDto } from '../errors/error-body';
 import { errorExample } from '../errors/error-examples';
-import { isRateLimited } from '../../rate-limits/rate-limit.policy';
+
+/** Whether the limiter counts requests of this method to this path. */
+export type RateLimitedRoute = (method: string, path: string) => boolean;
 
 const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
@@ -19,14 +21,14 @@ function errorResponse(description: string, headers?: ResponseObject['headers'])
  * pipe (it checks every path parameter, query and body) and of the body parsers, the limiter's 429, the empty
  * security requirement of open routes, and the path parameters of handlers that read the path themselves (one CORS
  * preflight serves six paths). Responses a route documents itself are kept; a quota's 429 learns that rate limits
- * answer it too.
+ * answer it too. `isRateLimited` is the limiter's rule of which requests it counts.
  */
-export function addGlobalResponses(document: OpenAPIObject, documentation: string): void {
+export function addGlobalResponses(document: OpenAPIObject, documentation: string, isRateLimited: RateLimitedRoute): void {
   for (const [path, item] of Object.entries(document.paths)) {
     for (const method of OPERATION_METHODS) {
       const operation = item[method];
       if (!operation) continue;
-      completeOperation(method, path, operation);
+      completeOperation(method, path, operation, isRateLimited);
       addErrorExamples(operation, documentation);
     }
   }
@@ -42,7 +44,7 @@ function addErrorExamples(operation: OperationObject, documentation: string): vo
   }
 }
 
-function completeOperation(method: string, path: string, operation: OperationObject): void {
+function completeOperation(method: string, path: string, operation: OperationObject, isRateLimited: RateLimitedRoute): void {
   const parameters = (operation.parameters ?? []) as ParameterObject[];
   for (const [, name] of path.matchAll(/\{(\w+)\}/g)) {
     if (!parameters.some((p) => p.in === 'path' && p.name === name)) {

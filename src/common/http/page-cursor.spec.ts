@@ -1,6 +1,6 @@
 import { AppException } from '../errors/app.exception';
 import { ErrorCode } from '../errors/error-code';
-import { decodePageCursor, encodePageCursor } from './page-cursor';
+import { decodeKeyCursor, decodePageCursor, encodeKeyCursor, encodePageCursor } from './page-cursor';
 
 const LISTING = 'submissions:frm_1:spam';
 const last = { createdAt: '2026-06-09T10:00:00.123456Z', id: 'sub_01jxyzabcdefghjkmnpqrstvwx' };
@@ -60,6 +60,33 @@ describe('page cursors', () => {
     ['a total as text', encoded([last.createdAt, last.id, '3', tag])],
   ])('answer %s with a 400 naming the cursor', (_, cursor) => {
     expect(refusal(LISTING, cursor)).toEqual({
+      status: 400,
+      code: ErrorCode.ValidationFailed,
+      fields: [{ field: 'cursor', message: 'is not a cursor this listing returned' }],
+    });
+  });
+});
+
+describe('key-order cursors', () => {
+  it('carry the last key as base64url', () => {
+    const cursor = encodeKeyCursor('ada@example.org');
+    expect(cursor).toBe('YWRhQGV4YW1wbGUub3Jn');
+    expect(decodeKeyCursor(cursor, 320)).toBe('ada@example.org');
+  });
+
+  it.each([
+    ['nothing', ''],
+    ['a key longer than the longest', encodeKeyCursor('x'.repeat(321))],
+    ['invalid UTF-8', Buffer.from([0xff, 0xfe]).toString('base64url')],
+    ['a key with NUL', encodeKeyCursor('a\u0000b')],
+  ])('answer %s with a 400 naming the cursor', (_, cursor) => {
+    let refusal: unknown = 'accepted';
+    try {
+      decodeKeyCursor(cursor, 320);
+    } catch (err) {
+      refusal = err instanceof AppException ? { status: err.status, code: err.code, fields: err.details?.fields } : err;
+    }
+    expect(refusal).toEqual({
       status: 400,
       code: ErrorCode.ValidationFailed,
       fields: [{ field: 'cursor', message: 'is not a cursor this listing returned' }],

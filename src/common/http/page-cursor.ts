@@ -62,6 +62,21 @@ function isPageTime(at: string): boolean {
   return !Number.isNaN(date.getTime()) && date.toISOString() === toMilliseconds && date.getUTCFullYear() >= 1970;
 }
 
+/** The opaque cursor after `lastKey` of a listing in key order (a list's subscribers by address). */
+export function encodeKeyCursor(lastKey: string): string {
+  return Buffer.from(lastKey).toString('base64url');
+}
+
+/** The key a key-order cursor names; a 400 VALIDATION_ERROR on `cursor` for anything no such listing gave out. */
+export function decodeKeyCursor(cursor: string, maxKeyLength: number): string {
+  const key = Buffer.from(cursor, 'base64url').toString('utf8');
+  // Invalid UTF-8 decodes to U+FFFD; NUL cannot be stored: neither came from a cursor a listing gave out.
+  if (key === '' || key.length > maxKeyLength || /[\uFFFD\0]/.test(key)) {
+    throw AppException.invalidField('cursor', 'is not a cursor this listing returned');
+  }
+  return key;
+}
+
 /** `created_at` in UTC to the microsecond, as a cursor holds it. */
 const PAGE_TIME_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
 

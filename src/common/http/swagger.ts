@@ -6,7 +6,7 @@ import type { Request } from 'express';
 import { ERROR_STATUS } from '../errors/error-code';
 import { ErrorBodyDto } from '../errors/error-body';
 import { AppConfigService } from '../../config/app-config.service';
-import { addGlobalResponses } from './global-responses';
+import { addGlobalResponses, type RateLimitedRoute } from './global-responses';
 
 const errorsTable = Object.entries(ERROR_STATUS)
   .map(([code, status]) => `| \`${code}\` | ${status} |`)
@@ -31,7 +31,7 @@ export function servedFrom(request: Request, document: OpenAPIObject): OpenAPIOb
 }
 
 /** Swagger UI at /docs, the OpenAPI document at /docs-json. */
-export function setupSwagger(app: INestApplication, config: AppConfigService): void {
+export function setupSwagger(app: INestApplication, config: AppConfigService, isRateLimited: RateLimitedRoute): void {
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder()
@@ -77,7 +77,7 @@ export function setupSwagger(app: INestApplication, config: AppConfigService): v
       .build(),
     { extraModels: [ErrorBodyDto] },
   );
-  addGlobalResponses(document, `${config.publicUrl}/docs#errors`);
+  addGlobalResponses(document, `${config.publicUrl}/docs#errors`, isRateLimited);
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'docs-json',
     customSiteTitle: 'Mailroom API',

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../crypto/sha256';
 import type { IdempotencyClaim } from './idempotency.store';
 
 /** What of a request an Idempotency-Key claim is made from. */
@@ -23,11 +23,7 @@ export function idempotencyClaimOf(request: IdempotentRequest, idempotencyKey: s
   return {
     scope: request.keyId !== undefined ? `key:${request.keyId}` : `ip:${request.ip ?? 'unknown'}`,
     route,
-    keyHash: sha256(idempotencyKey),
-    requestHash: sha256(`${route}\n${JSON.stringify(request.body ?? null)}`),
+    keyHash: sha256Hex(idempotencyKey),
+    requestHash: sha256Hex(`${route}\n${JSON.stringify(request.body ?? null)}`),
   };
-}
-
-export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
 }

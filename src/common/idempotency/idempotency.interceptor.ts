@@ -3,9 +3,11 @@ import type { Request, Response } from 'express';
 import { from, Observable, of } from 'rxjs';
 import { catchError, mergeMap } from 'rxjs/operators';
 import { RedisService } from '../../redis/redis.service';
+import { withRedisTimeout } from '../../redis/redis-timeout';
 import { AppException } from '../errors/app.exception';
 import { ErrorCode } from '../errors/error-code';
-import { idempotencyClaimOf, sha256 } from './idempotency-claim';
+import { sha256Hex } from '../crypto/sha256';
+import { idempotencyClaimOf } from './idempotency-claim';
 import { IDEMPOTENCY_TTL_MS, IdempotencyClaim, IdempotencyStore, IdempotentReplay, StoredAnswer } from './idempotency.store';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -55,7 +57,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       { method: request.method, path: request.path, body: request.body, keyId: request.auth?.keyId, ip: request.ip },
       idempotencyKey,
     );
-    const redisKey = this.redis.key('idempotency', claim.scope, sha256(claim.route), claim.keyHash);
+    const redisKey = this.redis.key('idempotency', claim.scope, sha256Hex(claim.route), claim.keyHash);
 
     const cached = await this.claimInRedis(redisKey, claim);
     if (cached?.state === 'done')
@@ -119,14 +121,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
   /** A Redis call that never throws and never waits long: undefined when Redis did not answer. */
   private async redisCall<T>(call: () => Promise<T>): Promise<T | undefined> {
     if (this.redis.client.status !== 'ready') return undefined;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), REDIS_TIMEOUT_MS)));
     try {
-      return await Promise.race([call(), timeout]);
+      return await withRedisTimeout(call(), REDIS_TIMEOUT_MS);
     } catch {
       return undefined;
-    } finally {
-      clearTimeout(timer);
     }
   }
 

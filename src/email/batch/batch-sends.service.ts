@@ -3,8 +3,9 @@ import { AppException } from '../../common/errors/app.exception';
 import { ErrorCode } from '../../common/errors/error-code';
 import { IdempotencyStore } from '../../common/idempotency/idempotency.store';
 import { SuppressionService } from '../../suppression/suppression.service';
-import type { MessageWithEvents } from '../email.repository';
-import { EmailService, SendOptions } from '../email.service';
+import type { MessageWithEvents } from '../../outbox/acceptance.repository';
+import { OutboxService } from '../../outbox/outbox.service';
+import type { SendOptions } from '../email.service';
 import { PersonalMessages } from '../personal-messages';
 import { BatchResultDto, BatchSendDto, BatchSendResponseDto } from './batch-send.dto';
 
@@ -16,7 +17,7 @@ const MAX_BATCH_CONTENT_BYTES = 40 * 1024 * 1024;
 export class BatchSendsService {
   constructor(
     private readonly personal: PersonalMessages,
-    private readonly email: EmailService,
+    private readonly outbox: OutboxService,
     private readonly suppression: SuppressionService,
     private readonly idempotency: IdempotencyStore,
   ) {}
@@ -46,7 +47,7 @@ export class BatchSendsService {
     const answer: BatchSendResponseDto = { success: true, data };
     const { idempotency } = options;
     await this.idempotency.guard(idempotency, () =>
-      this.email.accept({ messages, idempotency: idempotency && { claim: idempotency, statusCode: 200, body: answer } }),
+      this.outbox.accept({ messages, idempotency: idempotency && { claim: idempotency, statusCode: 200, body: answer } }),
     );
     if (idempotency) idempotency.recorded = true;
     return answer;

@@ -1,6 +1,6 @@
 import { AppException } from '../../common/errors/app.exception';
 import { ErrorCode } from '../../common/errors/error-code';
-import type { MessageWithEvents } from '../email.repository';
+import type { MessageWithEvents } from '../../outbox/acceptance.repository';
 import { pageProgress, quotaRefusalOf, SubscriberOutcome } from './list-send-pages';
 
 const made = (email: string): SubscriberOutcome => ({

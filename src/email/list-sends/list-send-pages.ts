@@ -1,6 +1,6 @@
 import { AppException } from '../../common/errors/app.exception';
 import { ErrorCode } from '../../common/errors/error-code';
-import type { MessageWithEvents } from '../email.repository';
+import type { MessageWithEvents } from '../../outbox/acceptance.repository';
 
 /** What became of one subscriber of a page, in address order. */
 export type SubscriberOutcome = { email: string; message: MessageWithEvents } | { email: string; skipped: 'suppressed' | 'failed' };

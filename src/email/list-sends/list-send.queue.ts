@@ -2,6 +2,7 @@ import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { JobName, QueueName } from '../../queue/queue.constants';
+import { withRedisTimeout } from '../../redis/redis-timeout';
 
 export interface FanOutListSendJob {
   listSendId: string;
@@ -19,25 +20,19 @@ export class ListSendQueue {
 
   /** Adds the job; resolves false (never rejects) when Redis did not take it in time. */
   async add(listSendId: string): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer from Redis within ${ADD_TIMEOUT_MS} ms`)), ADD_TIMEOUT_MS);
-    });
     try {
-      await Promise.race([
+      await withRedisTimeout(
         this.queue.add(
           JobName.FanOutListSend,
           { listSendId },
           { jobId: listSendId, attempts: 10, backoff: { type: 'exponential', delay: 1000 } },
         ),
-        timeout,
-      ]);
+        ADD_TIMEOUT_MS,
+      );
       return true;
     } catch (err) {
       this.logger.warn(`Could not queue list send ${listSendId}, the sweeper will: ${(err as Error).message}`);
       return false;
-    } finally {
-      clearTimeout(timer);
     }
   }
 

@@ -13,7 +13,8 @@ import { creditStatement, EmailCredit } from '../../quotas/usage-statement';
 import { SuppressionService } from '../../suppression/suppression.service';
 import { SendEmailDto } from '../dto/send-email.dto';
 import type { AddParam, CompanionStatement } from '../../outbox/acceptance.repository';
-import { EmailService, SendOptions } from '../email.service';
+import { OutboxService } from '../../outbox/outbox.service';
+import type { SendOptions } from '../email.service';
 import { PersonalMessages } from '../personal-messages';
 import { ListSendAcceptedDto } from './dto/list-send.dto';
 import { FINISHED_LIST_SEND_STATUSES, ListSend, METERED_COVERS_QUEUED } from './list-send.entity';
@@ -34,7 +35,7 @@ export class ListSendsService {
     @InjectRepository(ListSend) private readonly sends: Repository<ListSend>,
     private readonly lists: ListsService,
     private readonly personal: PersonalMessages,
-    private readonly email: EmailService,
+    private readonly outbox: OutboxService,
     private readonly suppression: SuppressionService,
     private readonly idempotency: IdempotencyStore,
     private readonly queue: ListSendQueue,
@@ -67,7 +68,7 @@ export class ListSendsService {
     const { idempotency } = options;
     // A list deleted meanwhile gives a send that makes nothing and gives its count back.
     await this.idempotency.guard(idempotency, () =>
-      this.email.accept({
+      this.outbox.accept({
         messages: [],
         statements: [
           {
@@ -173,14 +174,14 @@ export class ListSendsService {
     return this.end(next, { status: 'stopped', reason: refusal.quota, refused });
   }
 
-  /** A page's messages and the row's progress in one statement (EmailService.accept), with the excess metered. */
+  /** A page's messages and the row's progress in one statement (OutboxService.accept), with the excess metered. */
   private async commitPage(send: ListSend, progress: PageProgress, excess: number): Promise<ListSend> {
     const { messages, suppressed, failed, cursor } = progress;
     const statement: CompanionStatement = (p) =>
       `UPDATE list_sends SET cursor = ${p(cursor)}, queued = queued + ${p(messages.length)}, suppressed = suppressed + ${p(suppressed)}, ` +
       `failed = failed + ${p(failed)}, metered = ${unlessMovedOn(send, p, `metered + ${p(excess)}`)}, status = 'sending', updated_at = now() ` +
       `WHERE id = ${p(send.id)}`;
-    await this.email.accept({
+    await this.outbox.accept({
       messages,
       statements: [statement],
       metering: excess > 0 ? { accountId: send.accountId, emails: excess, submissions: 0 } : null,

@@ -1,4 +1,4 @@
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+import { escapeHtml } from '../../common/escape-html';
 
 const NAMED_ENTITIES: Record<string, string> = {
   amp: '&',
@@ -32,10 +32,6 @@ const HIDDEN_BLOCKS: [open: string, close: string][] = [
 /** Tags that start or end a paragraph, and tags that end a line. */
 const BLOCK_TAG = /^<\/?(p|div|table|h[1-6]|ul|ol|blockquote|pre|hr|section|article|header|footer)\b/i;
 const LINE_TAG = /^<(br\b|\/tr\b|\/li\b)/i;
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char]);
-}
 
 /** Plain text as HTML: escaped, line breaks as <br>. */
 export function textToHtml(text: string): string {

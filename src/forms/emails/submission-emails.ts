@@ -1,4 +1,5 @@
-import { escapeHtml, htmlToText, textToHtml } from './html-text';
+import { escapeHtml } from '../../common/escape-html';
+import { htmlToText, textToHtml } from './html-text';
 import { renderLiquid, toSubjectLine } from '../../templates/liquid-dialect';
 
 /** One form submission, as the emails about it see it. */

@@ -1,4 +1,4 @@
-import type { MessageWithEvents } from '../../email/email.repository';
+import type { MessageWithEvents } from '../../outbox/acceptance.repository';
 import { fittingCount } from './instant-forms.service';
 
 describe('fittingCount', () => {

@@ -1,17 +1,17 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
+import { sha256Hex } from '../../common/crypto/sha256';
 import { AppException } from '../../common/errors/app.exception';
 import { ErrorCode } from '../../common/errors/error-code';
+import { escapeHtml } from '../../common/escape-html';
 import { newId } from '../../common/ids';
 import { RateLimitService } from '../../rate-limits/rate-limit.service';
 import { AppConfigService } from '../../config/app-config.service';
-import { CompanionStatement, recipientCount } from '../../outbox/acceptance.repository';
-import type { MessageWithEvents } from '../../email/email.repository';
-import { EmailService } from '../../email/email.service';
+import { CompanionStatement, MessageWithEvents, recipientCount } from '../../outbox/acceptance.repository';
+import { OutboxService } from '../../outbox/outbox.service';
 import { Form } from '../form.entity';
 import type { FormSettings } from '../form-settings';
 import { FormsService } from '../forms.service';
-import { escapeHtml } from '../emails/html-text';
 import { SubmissionEmails, submissionMetering, SubmissionsService } from '../submissions/submissions.service';
 import type { CreateInstantFormDto } from './instant-forms.dto';
 
@@ -46,7 +46,7 @@ export class InstantFormsService {
 
   constructor(
     private readonly forms: FormsService,
-    private readonly email: EmailService,
+    private readonly outbox: OutboxService,
     private readonly submissions: SubmissionsService,
     private readonly config: AppConfigService,
     private readonly limiter: RateLimitService,
@@ -71,20 +71,20 @@ export class InstantFormsService {
           kind: 'instant',
           name: input.name,
           settings: JSON.stringify(settings),
-          confirmation_token_hash: sha256(token),
+          confirmation_token_hash: sha256Hex(token),
         },
       });
-      const confirmation = await this.email.compose(accountId, this.confirmationEmail(input, token));
+      const confirmation = await this.outbox.compose(accountId, this.confirmationEmail(input, token));
       if (confirmation) messages.push(confirmation);
     }
     await this.limiter.enforceConfirmationEmails(accountId, recipientCount(messages));
-    await this.email.accept({ messages, statements, metering: submissionMetering(accountId, 0, messages) });
+    await this.outbox.accept({ messages, statements, metering: submissionMetering(accountId, 0, messages) });
     return Promise.all(drafts.map(({ id }) => this.forms.get(accountId, id)));
   }
 
   /** The link's GET: confirms the form and sends what waited for it. */
   async confirm(token: string): Promise<ConfirmationResult> {
-    const form = await this.forms.findByConfirmationToken(sha256(token));
+    const form = await this.forms.findByConfirmationToken(sha256Hex(token));
     if (!form) return { state: 'unknown' };
     const claimed = await this.forms.confirm(form.id);
     if (!claimed && form.confirmedAt && Date.now() - form.confirmedAt.getTime() < LEFTOVER_AFTER_MS) {
@@ -129,7 +129,7 @@ export class InstantFormsService {
   private async accept(form: Form, releases: Release[]): Promise<AppException | null> {
     const messages = releases.flatMap((r) => r.messages);
     try {
-      await this.email.accept({
+      await this.outbox.accept({
         messages,
         statements: releases.flatMap((r) => r.statements),
         metering: submissionMetering(form.accountId, 0, messages),
@@ -159,10 +159,6 @@ export class InstantFormsService {
         `<p>If this was not you, ignore this email: nothing will be sent to you.</p>`,
     };
   }
-}
-
-function sha256(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
 }
 
 /** How many of the releases, oldest first, fit in `room` emails. */

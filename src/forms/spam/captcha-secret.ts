@@ -1,12 +1,13 @@
 import { SecretBox } from '../../common/crypto/secret-box';
 import type { FormChallenge, FormSettings } from '../form-settings';
-import type { CaptchaProvider } from './captcha-verifier';
 
 /**
  * A form's CAPTCHA secret (spam_protection.captcha_secret) is sealed with SecretBox in forms.settings and never
  * shown: responses carry captcha_secret_set instead. Rows written before sealing hold the plain text; they are read
  * as they are and sealed on start-up, by `reseal-secrets`, or when the form is next written.
  */
+
+export type CaptchaProvider = 'turnstile' | 'hcaptcha';
 
 export function isCaptchaProvider(challenge: FormChallenge | undefined): challenge is CaptchaProvider {
   return challenge === 'turnstile' || challenge === 'hcaptcha';

@@ -3,7 +3,8 @@ import { AddressInfo } from 'node:net';
 import { SecretBox } from '../../common/crypto/secret-box';
 import { ErrorCode } from '../../common/errors/error-code';
 import { AppConfigService } from '../../config/app-config.service';
-import { CAPTCHA_FIELDS, CaptchaProvider, CaptchaVerifier } from './captcha-verifier';
+import type { CaptchaProvider } from './captcha-secret';
+import { CAPTCHA_FIELDS, CaptchaVerifier } from './captcha-verifier';
 
 const SECRETS: Record<CaptchaProvider, string> = { turnstile: '0x4AAAAAAA-turnstile-secret', hcaptcha: '0x0000-hcaptcha-secret' };
 

@@ -2,9 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SecretBox, SecretBoxError } from '../../common/crypto/secret-box';
 import { AppException } from '../../common/errors/app.exception';
 import { ErrorCode } from '../../common/errors/error-code';
-import { openCaptchaSecret } from './captcha-secret';
-
-export type CaptchaProvider = 'turnstile' | 'hcaptcha';
+import { CaptchaProvider, openCaptchaSecret } from './captcha-secret';
 
 /** The form field each provider's widget posts its token in. */
 export const CAPTCHA_FIELDS: Record<CaptchaProvider, string> = {

@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
+import { sha256Hex } from '../../common/crypto/sha256';
+import { normalizeEmailAddress } from '../../common/email-address';
 import { RedisService } from '../../redis/redis.service';
 
 /** A form acknowledges one address at most once per this period. */
@@ -30,7 +31,7 @@ export class AcknowledgmentGate {
    * slowed for it, and one more acknowledgment is the lesser harm.
    */
   async claim(formId: string, address: string): Promise<AcknowledgmentClaim | null> {
-    const key = this.redis.key('forms', 'ack', formId, createHash('sha256').update(address.trim().toLowerCase()).digest('hex'));
+    const key = this.redis.key('forms', 'ack', formId, sha256Hex(normalizeEmailAddress(address)));
     const claim = await this.redis.claim(key, ACKNOWLEDGMENT_INTERVAL_MS, CHECK_TIMEOUT_MS);
     if (claim.state === 'taken') return null;
     if (claim.state === 'unknown') {

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { ExpiringMap } from '../../common/expiring-map';
 import { AppConfigService } from '../../config/app-config.service';
 import { Domain } from '../../domains/domain.entity';
-import type { Mailbox } from '../../email/email.service';
+import type { Mailbox } from '../../outbox/outbox.service';
 import type { Form } from '../form.entity';
 
 /** The From of a form's notification and acknowledgment, and whether it is Mailroom's own address. */

@@ -1,4 +1,4 @@
-import { escapeHtml } from '../emails/html-text';
+import { escapeHtml } from '../../common/escape-html';
 
 /** The few HTML pages Mailroom serves itself: plain, self-contained, no scripts. */
 

@@ -1,12 +1,9 @@
-import { DynamicModule, Module } from '@nestjs/common';
-import { CollectionsModule } from '../../collections/collections.module';
+import { Module } from '@nestjs/common';
 import { AppConfigService } from '../../config/app-config.service';
 import { DomainsModule } from '../../domains/domains.module';
-import { EmailModule } from '../../email/email.module';
 import { TemplatesModule } from '../../templates/templates.module';
+import { OutboxModule } from '../../outbox/outbox.module';
 import { FormsModule } from '../forms.module';
-import { InstantFormsController } from '../instant/instant-forms.controller';
-import { InstantFormsService } from '../instant/instant-forms.service';
 import { CAPTCHA_VERIFIER_OPTIONS, CaptchaVerifier } from '../spam/captcha-verifier';
 import { ChallengeService } from '../spam/challenge.service';
 import { AcknowledgmentGate } from './acknowledgment-gate';
@@ -24,7 +21,6 @@ const PROVIDERS = [
   AcknowledgmentGate,
   ChallengeService,
   CaptchaVerifier,
-  InstantFormsService,
   {
     provide: CAPTCHA_VERIFIER_OPTIONS,
     inject: [AppConfigService],
@@ -36,17 +32,13 @@ const PROVIDERS = [
 ];
 
 /**
- * The submission pipeline of every form endpoint, and instant forms. Imported last by AppModule: its
- * `POST /{domain}/{form}` route must come after every other two-segment POST.
+ * The submission pipeline of every form endpoint (instant forms release their held submissions through it). Imported
+ * last by AppModule: its `POST /{domain}/{form}` route must come after every other two-segment POST.
  */
-@Module({})
-export class SubmissionsModule {
-  static register(config: AppConfigService): DynamicModule {
-    return {
-      module: SubmissionsModule,
-      imports: [FormsModule, DomainsModule, CollectionsModule, EmailModule.register(config), TemplatesModule],
-      controllers: [InstantFormsController, SubmissionsController],
-      providers: PROVIDERS,
-    };
-  }
-}
+@Module({
+  imports: [FormsModule, DomainsModule, OutboxModule, TemplatesModule],
+  controllers: [SubmissionsController],
+  providers: PROVIDERS,
+  exports: [SubmissionsService],
+})
+export class SubmissionsModule {}

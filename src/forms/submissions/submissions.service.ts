@@ -11,8 +11,8 @@ import { DEFAULT_FORM_RATE_LIMIT } from '../../rate-limits/rate-limit.policy';
 import { RateLimitService } from '../../rate-limits/rate-limit.service';
 import { AppConfigService } from '../../config/app-config.service';
 import { CompanionStatement, recipientCount } from '../../outbox/acceptance.repository';
-import type { MessageWithEvents } from '../../email/email.repository';
-import { ComposedEmail, EmailService } from '../../email/email.service';
+import type { MessageWithEvents } from '../../outbox/acceptance.repository';
+import { ComposedEmail, OutboxService } from '../../outbox/outbox.service';
 import { withFormQuotaMessage } from '../../quotas/form-quota-message';
 import type { Metering } from '../../quotas/usage-statement';
 import { TemplatesService } from '../../templates/templates.service';
@@ -94,7 +94,7 @@ export class SubmissionsService {
     private readonly limiter: RateLimitService,
     private readonly challenges: ChallengeService,
     private readonly captchas: CaptchaVerifier,
-    private readonly email: EmailService,
+    private readonly outbox: OutboxService,
     private readonly templates: TemplatesService,
     private readonly idempotency: IdempotencyStore,
     private readonly config: AppConfigService,
@@ -151,7 +151,7 @@ export class SubmissionsService {
     const { idempotency } = input;
     try {
       await this.idempotency.guard(idempotency, () =>
-        this.email.accept({
+        this.outbox.accept({
           messages,
           statements: submissionStatements(submission),
           metering: submissionMetering(form.accountId, submission.status === 'spam' ? 0 : 1, messages),
@@ -234,7 +234,7 @@ export class SubmissionsService {
     };
     const acknowledging = settings.acknowledgment?.enabled && submitter;
     const [notified, acknowledged] = await Promise.allSettled([
-      this.email.compose(form.accountId, notificationEmail),
+      this.outbox.compose(form.accountId, notificationEmail),
       acknowledging ? this.acknowledgmentOf(form, context, { ...from, to: [submitter], replyTo: notificationEmail.to.slice(0, 1) }) : null,
     ]);
     if (notified.status === 'rejected') {
@@ -266,7 +266,7 @@ export class SubmissionsService {
         onTemplateError: (err) =>
           this.logger.warn(`Template ${ack.template} of form ${form.id} failed, the default was used: ${err.message}`),
       });
-      const message = await this.email.compose(form.accountId, {
+      const message = await this.outbox.compose(form.accountId, {
         ...envelope,
         replyTo: envelope.replyTo.map((address) => ({ name: '', address })),
         ...acknowledgment,

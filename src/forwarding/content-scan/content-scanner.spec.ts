@@ -1,6 +1,6 @@
 import { AppConfigService } from '../../config/app-config.service';
 import type { Domain } from '../../domains/domain.entity';
-import type { ReceivedTransaction } from '../forwarding.service';
+import type { ReceivedTransaction } from '../received-transaction';
 import { ContentScanner, strictestFiltering, verdict } from './content-scanner';
 import { ScannerFailure } from './scanner-socket';
 

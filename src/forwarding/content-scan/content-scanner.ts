@@ -1,10 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { rfc5322Date } from '../../common/rfc5322-date';
 import { AppConfigService } from '../../config/app-config.service';
 import type { Domain } from '../../domains/domain.entity';
 import { INBOUND_FILTERING_DEFAULTS, InboundFiltering } from '../../domains/domain-settings';
 import { inboundContentScans } from '../../metrics/metrics';
-import type { ReceivedTransaction } from '../forwarding.service';
-import { printable, rfc5322Date } from '../received-message';
+import { printable } from '../received-message';
+import type { ReceivedTransaction } from '../received-transaction';
 import { refusedAttachment } from './attachment-types';
 import { scanForVirus } from './clamd-client';
 import { ScannerFailure } from './scanner-socket';

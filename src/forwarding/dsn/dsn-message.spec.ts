@@ -1,6 +1,7 @@
 import { simpleParser, type SimpleParserOptions } from 'mailparser';
 import { parseDeliveryReport } from '../delivery-report';
-import { composeDsn, dsnContent, DsnInput, isDsnContent } from './dsn-message';
+import { composeDsn, isDsnContent } from '../../email/dsn-mime';
+import { dsnContent, DsnInput } from './dsn-message';
 
 const input = (over: Partial<DsnInput> = {}): DsnInput => ({
   reportingMta: 'mx.mailroom.test',

@@ -4,9 +4,9 @@ import { DataSource, EntityManager } from 'typeorm';
 import { newId } from '../../common/ids';
 import { AppConfigService } from '../../config/app-config.service';
 import { DomainsService } from '../../domains/domains.service';
+import { ForwardFailureReporter, ForwardFailureReports } from '../../email/forward-failure-reports';
 import { SuppressionService } from '../../suppression/suppression.service';
-import { AcceptanceRepository } from '../../outbox/acceptance.repository';
-import { EmailQueue } from '../../outbox/email.queue';
+import { OutboxService } from '../../outbox/outbox.service';
 import { Message } from '../../outbox/message.entity';
 import { dsnContent, DSN_SUBJECT, FailedRecipient } from './dsn-message';
 import { DsnSubject, failedAddresses, notifiable, OriginalHeaders } from './dsn-rules';
@@ -48,22 +48,24 @@ interface SubjectRow {
  * received, from MAILER-DAEMON@INBOUND_SMTP_HOSTNAME with the null sender, as Mailroom's own mail (systemSender: signed
  * only by a verified domain of that name, never counted against the account). The notification is accepted as any
  * message, in the transaction that marks the failures reported: made once, never lost (sweep() takes what a dead
- * process left).
+ * process left). Delivery, below forwarding, calls it through ForwardFailureReports.
  */
 @Injectable()
-export class DsnService {
+export class DsnService implements ForwardFailureReporter {
   private readonly logger = new Logger(DsnService.name);
   private readonly reportingMta: string;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly acceptances: AcceptanceRepository,
-    private readonly queue: EmailQueue,
+    private readonly outbox: OutboxService,
     private readonly suppression: SuppressionService,
     private readonly domains: DomainsService,
     config: AppConfigService,
+    reports: ForwardFailureReports,
   ) {
     this.reportingMta = config.inboundHostname.toLowerCase();
+    // In the constructor, not a lifecycle hook: registered before any delivery job can run.
+    reports.register(this);
   }
 
   /**
@@ -77,7 +79,7 @@ export class DsnService {
       if (!subject) return; // not forwarded mail: nothing is ever recorded for it
       const owed = await this.owed(subject);
       const made = await this.dataSource.transaction((manager) => this.reportWithin(manager, messageId, subject, owed));
-      if (made) void this.queue.enqueue({ messageId: made.id, priority: made.priority });
+      if (made) this.outbox.queueDelivery(made);
     } catch (err) {
       await this.countFailedReport(messageId, err as Error);
     }
@@ -134,7 +136,7 @@ export class DsnService {
     );
     if (failures.length === 0) return null;
     const message = owed.headers && this.notification(subject, owed.headers, failures);
-    if (message) await this.acceptances.insertWithin(manager, { messages: [{ message, events: [{ type: 'queued' }] }], metering: null });
+    if (message) await this.outbox.acceptWithin(manager, { messages: [{ message, events: [{ type: 'queued' }] }], metering: null });
     else this.logger.debug(`No delivery status notification for ${messageId}: ${'why' in owed ? owed.why : ''}`);
     await manager.query(
       'UPDATE forward_failures SET reported_at = now(), dsn_message_id = $3 WHERE message_id = $1 AND recipient = ANY($2::varchar[])',

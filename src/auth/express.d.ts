@@ -1,0 +1,11 @@
+import type { AuthContext } from './auth-context';
+
+declare global {
+  namespace Express {
+    interface Request {
+      auth?: AuthContext;
+    }
+  }
+}
+
+export {};
