@@ -31,7 +31,8 @@ module.exports = {
       comment: "nodemailer's lib/ files are reached through src/email/transport/nodemailer.ts only, where the pinned version is checked.",
       severity: 'error',
       from: { pathNot: '^src/email/transport/nodemailer\\.ts$' },
-      to: { path: 'node_modules/(@types/)?nodemailer/lib/' },
+      // Its own files or its types' lib/, whichever the resolver finds; the main entry (`import … from 'nodemailer'`) is public.
+      to: { path: 'node_modules/(@types/)?nodemailer/(lib/|dist/(?!cjs/nodemailer\\.js$))' },
     },
   ],
   options: {

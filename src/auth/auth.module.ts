@@ -15,6 +15,6 @@ import { KnownKeysFilter } from './known-keys.filter';
 @Module({
   imports: [DiscoveryModule, TypeOrmModule.forFeature([ApiKey])],
   providers: [{ provide: APP_GUARD, useClass: ApiKeyGuard }, AuthRoutesCheck, ApiKeyCache, KnownKeysFilter],
-  exports: [TypeOrmModule, ApiKeyCache],
+  exports: [ApiKeyCache],
 })
 export class AuthModule {}

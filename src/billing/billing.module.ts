@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { ApiKeysModule } from '../api-keys/api-keys.module';
 import { AppConfigService } from '../config/app-config.service';
 import { QuotasModule } from '../quotas/quotas.module';
 import { BillingCustomer } from './billing-customer.entity';
@@ -12,7 +11,7 @@ import { PlanCatalog } from './plans';
 
 /** Billing customers, subscriptions to the plans of D-32, recorded usage and billing info (`/api/billing/*`). */
 @Module({
-  imports: [TypeOrmModule.forFeature([BillingCustomer, BillingSubscription]), QuotasModule, ApiKeysModule],
+  imports: [TypeOrmModule.forFeature([BillingCustomer, BillingSubscription]), QuotasModule],
   controllers: [BillingController],
   providers: [
     // Read and checked while the app is built: a bad BILLING_PLANS_FILE stops start-up naming the file and field.

@@ -53,7 +53,7 @@ const transportProvider: Provider = {
 export class EmailModule {
   private static readonly registered = new WeakMap<AppConfigService, DynamicModule>();
 
-  /** The same module for the same configuration: AppModule and forwarding (for return paths) both import it. */
+  /** The same module for the same configuration: AppModule and forwarding (return paths, the reports of forwarded mail that failed) both import it. */
   static register(config: AppConfigService): DynamicModule {
     let module = EmailModule.registered.get(config);
     if (!module) EmailModule.registered.set(config, (module = EmailModule.build(config)));

@@ -102,17 +102,8 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
             if (failed) await this.failureReports.report(m.id);
           }
           if (lost.length) {
-            await this.emailQueue.queue.addBulk(
-              lost.map((m) => ({
-                name: this.emailQueue.jobName,
-                data: { messageId: m.id },
-                opts: this.emailQueue.jobOptions({
-                  messageId: m.id,
-                  priority: m.priority,
-                  notBefore: m.scheduledFor,
-                  attemptsMade: m.attempts,
-                }),
-              })),
+            await this.emailQueue.requeue(
+              lost.map((m) => ({ messageId: m.id, priority: m.priority, notBefore: m.scheduledFor, attemptsMade: m.attempts })),
             );
             requeued += lost.length;
           }

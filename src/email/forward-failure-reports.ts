@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { AppConfigService } from '../config/app-config.service';
 
 /** What tells the senders of forwarded mail about its failed destinations: forwarding's DsnService. */
 export interface ForwardFailureReporter {
@@ -11,14 +12,21 @@ export interface ForwardFailureReporter {
 /**
  * Delivery records the destinations of forwarded mail that will not get it (forward-failures.ts) with the move that
  * says so; telling their senders is forwarding's, which stands on this module. So the reporter registers here when
- * it is made, and delivery and the sweeper call it through here. Without one the failures stay recorded, unreported.
+ * it is made, and delivery and the sweeper call it through here. A process that delivers will not start without one.
  */
 @Injectable()
-export class ForwardFailureReports implements ForwardFailureReporter {
+export class ForwardFailureReports implements ForwardFailureReporter, OnApplicationBootstrap {
   private reporter: ForwardFailureReporter | null = null;
 
+  constructor(private readonly config: AppConfigService) {}
+
   register(reporter: ForwardFailureReporter): void {
+    if (this.reporter) throw new Error('A reporter of forwarded mail that failed is registered already');
     this.reporter = reporter;
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.config.runsWorkers && !this.reporter) throw new Error('Delivery runs here, but nothing reports forwarded mail that failed');
   }
 
   report(messageId: string): Promise<void> {

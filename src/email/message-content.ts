@@ -5,16 +5,12 @@ import { ErrorCode } from '../common/errors/error-code';
 import { type AttachmentInput, byteLengthOf, isStored, type StoredAttachment } from '../outbox/attachments/attachment-content';
 import type { MessageContent } from '../outbox/message.entity';
 import { composeMessage, parseAddressField } from './transport/nodemailer';
+import type { Mailbox } from '../outbox/outbox.service';
 
 /** D-14 limits of one message. */
 export const MAX_RECIPIENTS = 50;
 export const MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024;
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
-
-export interface Mailbox {
-  name: string;
-  address: string;
-}
 
 /** Headers the message composer owns: a custom header may not replace them. */
 const STRUCTURAL_HEADER = /^(from|to|cc|bcc|subject|message-id|date|sender|return-path|mime-.*|content-.*|dkim-.*)$/i;

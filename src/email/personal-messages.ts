@@ -9,9 +9,9 @@ import { TemplatesService } from '../templates/templates.service';
 import { TrackingTokens } from '../tracking/tracking-tokens';
 import type { MessageWithEvents } from '../outbox/acceptance.repository';
 import type { NewEvent } from '../outbox/message-event.entity';
-import { acceptanceEvents } from '../outbox/outbox.service';
+import { acceptanceEvents, type Mailbox } from '../outbox/outbox.service';
 import { scheduleTime } from './schedule-time';
-import { checkBodySize, checkCustomHeaders, Mailbox, parseMailbox } from './message-content';
+import { checkBodySize, checkCustomHeaders, parseMailbox } from './message-content';
 import { Message, MessagePriority, MessageTracking } from '../outbox/message.entity';
 
 /** What a list or batch send gives besides its recipients. */

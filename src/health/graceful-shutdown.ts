@@ -32,7 +32,8 @@ export class GracefulShutdown implements BeforeApplicationShutdown {
     this.logger.log(`${signal}: shutting down`);
     const { SHUTDOWN_DELAY_MS } = this.config.env;
     if (SHUTDOWN_DELAY_MS > 0) await sleep(SHUTDOWN_DELAY_MS);
-    await Promise.all([this.stopHttp(), this.drainQueues(), this.workerThreads?.stop(signal)]);
+    const httpStopped = this.stopHttp();
+    await Promise.all([httpStopped, this.drainQueues(httpStopped), this.workerThreads?.stop(signal)]);
   }
 
   private stopHttp(): Promise<void> {
@@ -41,7 +42,7 @@ export class GracefulShutdown implements BeforeApplicationShutdown {
     return new Promise((resolve) => server.close(() => resolve()));
   }
 
-  private async drainQueues(): Promise<void> {
+  private async drainQueues(httpStopped: Promise<void>): Promise<void> {
     const queues = allQueues(this.moduleRef);
     await Promise.all(queues.map((queue) => queue.pause(true, true).catch(() => undefined)));
     const timeoutMs = this.config.env.SHUTDOWN_TIMEOUT_MS;
@@ -52,6 +53,9 @@ export class GracefulShutdown implements BeforeApplicationShutdown {
     ]);
     deadline.abort();
     if (!finished) this.logger.warn(`Jobs still running after ${timeoutMs} ms are left to another worker`);
+    // A request still under way queues what it accepted: its queue closes after the last response (else the sweeper
+    // would have to find the message, minutes later).
+    await httpStopped;
     await Promise.all(queues.map((queue) => queue.close(true).catch(() => undefined)));
   }
 }

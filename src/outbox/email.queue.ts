@@ -40,7 +40,6 @@ const MAX_CONCURRENT_BULKS = 4;
 export class EmailQueue {
   private readonly logger = new Logger(EmailQueue.name);
   readonly retrySchedule: RetrySchedule;
-  readonly jobName = JobName.DeliverEmail;
   private readonly adds = new MicroBatch<EnqueueRequest, boolean>((requests) => this.addBulk(requests), MAX_BULK, MAX_CONCURRENT_BULKS);
 
   constructor(
@@ -77,7 +76,14 @@ export class EmailQueue {
     }
   }
 
-  jobOptions(request: EnqueueRequest): JobOptions {
+  /** Queues again the jobs of committed messages that have none (the sweeper); rejects when Redis refuses them. */
+  async requeue(requests: EnqueueRequest[]): Promise<void> {
+    await this.queue.addBulk(
+      requests.map((request) => ({ name: JobName.DeliverEmail, data: { messageId: request.messageId }, opts: this.jobOptions(request) })),
+    );
+  }
+
+  private jobOptions(request: EnqueueRequest): JobOptions {
     const delay = request.notBefore ? Math.max(0, request.notBefore.getTime() - Date.now()) : 0;
     return {
       jobId: request.messageId,

@@ -47,8 +47,9 @@ export interface ForwardedEmail {
 
 /**
  * The one way in for every email, whoever makes it (sends, batches, list sends, forms, forwarding, notices): it
- * drops recipients on the account's suppression list, meters, commits messages with their events in the group
- * commit (D-16), then queues their delivery.
+ * meters, stores attachment bytes, commits messages with their events in the group commit (D-16), then queues their
+ * delivery. Messages come with the account's suppression list applied: by `compose`, `forwarded` or `unsuppressed`
+ * here, or by a bulk sender's own one-query check.
  */
 @Injectable()
 export class OutboxService {
