@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, BeforeApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfigService, type AccountTier } from '../config/app-config.service';
 import type { AuthContext } from './auth-context';
@@ -32,7 +32,7 @@ interface Entry extends CachedLookup {
  * is served for up to OUTAGE_GRACE_MS; a dropped key has no copy left, so an outage never revives one.
  */
 @Injectable()
-export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
+export class ApiKeyCache implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger(ApiKeyCache.name);
   private readonly entries = new Map<string, Entry>();
   /** Lookups under way, shared by concurrent requests for the same secret. */
@@ -59,7 +59,11 @@ export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
     this.flushTimer.unref();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * Before any store closes: the global modules' shutdown hooks run last, after the requests have drained, and
+   * TypeORM's DataSource may close before this module's own onApplicationShutdown.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.flushTimer);
     await this.flushLastUsed();
   }
