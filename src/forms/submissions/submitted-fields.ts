@@ -9,6 +9,12 @@ export interface ControlFields {
   redirect?: string;
   subject?: string;
   replyTo?: string;
+  /** `_cc`: addresses the submitter asks to copy, as posted (only those the form's settings allow are used). */
+  cc?: string[];
+  /** `_format=plain`: the notification is sent as plain text only. */
+  format?: 'plain';
+  /** `_language`: the language tag the form asks its pages and emails to be in (see i18n/language.ts). */
+  language?: string;
   /** Every `_…` field as posted (honeypots, challenge solutions). */
   all: Record<string, string>;
 }
