@@ -18,6 +18,8 @@ import { EmailModule } from './email/email.module';
 import { FormsModule } from './forms/forms.module';
 import { ForwardingModule } from './forwarding/forwarding.module';
 import { InstantFormsModule } from './forms/instant/instant-forms.module';
+import { SpamFolderModule } from './forms/spam-folder/spam-folder.module';
+import { NotificationReleasesModule } from './forms/notification-releases/notification-releases.module';
 import { SubmissionsModule } from './forms/submissions/submissions.module';
 import { HealthModule } from './health/health.module';
 import { ListsModule } from './lists/lists.module';
@@ -82,6 +84,8 @@ export class AppModule {
         AccountConfigModule,
         RetentionModule.register(options.config),
         InstantFormsModule,
+        SpamFolderModule,
+        NotificationReleasesModule,
         // Last: its POST /{domain}/{form} would shadow any two-segment POST registered after it.
         SubmissionsModule,
         ...(options.superviseWorkers ? [WorkerThreadsModule] : []),

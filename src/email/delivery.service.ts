@@ -22,7 +22,7 @@ import { AWAITING_DELIVERY, MessageStatus } from '../outbox/message.entity';
 import { ProviderHealth } from './provider-health';
 import { ReturnPaths } from './return-path';
 import { SendPacer } from './send-pacer';
-import { classifySmtpError } from './smtp-outcome';
+import { classifySmtpError, suppressesRecipient } from './smtp-outcome';
 import { bufferSource, MAIL_TRANSPORT, MailTransport, MessageSource, ProviderFailure } from './transport/mail-transport';
 
 /** Thrown to make Bull retry the job later (D-20 schedule). */
@@ -60,10 +60,11 @@ const SIGNING_KEY_CACHE_MS = 60_000;
 
 /**
  * One delivery attempt of a message (D-20): paced, DKIM-signed, sent to the recipients still pending; the
- * SMTP answers decide the next state. Recipients: 250 → sent; a 5xx to their RCPT TO → bounced + suppression;
- * a 4xx → deferred. The provider failing the transaction as a whole (AUTH, MAIL FROM, DATA, TLS, no
- * connection) says nothing about the recipients: the message is deferred and nobody is suppressed. Deferred
- * messages are retried until the last attempt → failed; an error of ours counts as an attempt too.
+ * SMTP answers decide the next state. Recipients: 250 → sent; a 5xx to their RCPT TO → bounced, and suppressed if
+ * the answer is about the address (suppressesRecipient); a 4xx → deferred. The provider failing the transaction
+ * as a whole (AUTH, MAIL FROM, DATA, TLS, no connection) says nothing about the recipients: the message is
+ * deferred and nobody is suppressed. Deferred messages are retried until the last attempt → failed; an error of
+ * ours counts as an attempt too.
  */
 @Injectable()
 export class DeliveryService {
@@ -243,6 +244,13 @@ export class DeliveryService {
     if (failures.length) await this.failureReports.report(message.id);
 
     for (const r of bounced) {
+      if (!suppressesRecipient({ replyCode: r.responseCode, text: r.response })) {
+        this.logger.error(
+          `${message.id} was refused at ${r.recipient} for a reason other than the address (${r.response}): not suppressed; ` +
+            'a policy or content refusal usually means the relay, its configuration or the content is at fault',
+        );
+        continue;
+      }
       await this.suppression
         .add(message.accountId, r.recipient, 'bounced', message.id)
         .catch((err: Error) => this.logger.error(`Could not suppress ${r.recipient} after a bounce of ${message.id}: ${err.message}`));

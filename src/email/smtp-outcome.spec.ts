@@ -1,4 +1,4 @@
-import { classifySmtpError, classifyTransactionError, describeSmtpError } from './smtp-outcome';
+import { classifySmtpError, classifyTransactionError, describeSmtpError, failureScope, suppressesRecipient } from './smtp-outcome';
 
 describe('classifySmtpError', () => {
   it('treats 5xx replies as permanent and 4xx as temporary', () => {
@@ -69,5 +69,70 @@ describe('classifyTransactionError', () => {
   it('leaves errors that are not SMTP failures to the caller', () => {
     expect(classifyTransactionError(new TypeError('x is undefined'))).toBeNull();
     expect(classifyTransactionError({ code: 'ESTREAM', message: 'stream broke' })).toBeNull();
+  });
+});
+
+describe('suppressesRecipient', () => {
+  it.each([
+    ['550 5.1.1 <a@example.org>: no such user', 550],
+    ['550-5.1.1 The email account that you tried to reach does not exist', 550],
+    ['553 5.1.2 bad destination system', 553],
+    ['501 5.1.3 bad destination mailbox address syntax', 501],
+    ['556 5.1.10 recipient domain has a null MX', 556],
+    ['550 5.2.1 mailbox disabled', 550],
+    ['550 no such user here', 550],
+    ['551 user not local', 551],
+    ['553 mailbox name not allowed', 553],
+  ])('suppresses on an answer about the address: %s', (text, replyCode) => {
+    expect(suppressesRecipient({ replyCode, text })).toBe(true);
+    expect(failureScope({ replyCode, text })).toBe('mailbox');
+  });
+
+  it.each([
+    ['550 5.7.1 relaying denied', 550],
+    ['550 5.7.0 potential security issue', 550],
+    ['554 5.7.1 message rejected as spam', 554],
+    ['550 5.7.26 unauthenticated email is not accepted', 550],
+    ['535 5.7.8 authentication credentials invalid', 535],
+    ['552 5.2.2 mailbox full', 552],
+    ['552 5.2.3 message too large', 552],
+    ['554 5.3.4 message too big for system', 554],
+    ['554 5.4.6 routing loop detected', 554],
+    ['550 5.4.1 recipient address rejected: access denied', 550],
+    ['500 5.5.2 syntax error', 500],
+    ['554 5.6.0 message content error', 554],
+    ['550 5.0.0 undefined', 554],
+    ['554 transaction failed', 554],
+    ['552 exceeded storage allocation', 552],
+    ['550 4.2.1 class mismatch: temporary code', 550],
+  ])('does not suppress on an answer about the content, policy or system: %s', (text, replyCode) => {
+    expect(suppressesRecipient({ replyCode, text })).toBe(false);
+    expect(failureScope({ replyCode, text })).toBe('message');
+  });
+
+  it('reads the reply code from the text when it is not given, after a diagnostic type', () => {
+    expect(suppressesRecipient({ text: 'smtp; 550 5.1.1 user unknown' })).toBe(true);
+    expect(suppressesRecipient({ text: 'smtp; 550 user unknown' })).toBe(true);
+    expect(suppressesRecipient({ text: 'smtp; 550 5.7.1 refused' })).toBe(false);
+  });
+
+  it('takes a DSN Status, unless it is X.0.0 and the diagnostic says more', () => {
+    expect(suppressesRecipient({ status: '5.1.1', text: '550 Recipient unknown' })).toBe(true);
+    expect(suppressesRecipient({ status: '5.7.0', text: '552 message blocked' })).toBe(false);
+    expect(suppressesRecipient({ status: '5.0.0', text: '550 5.1.1 <carol@example.org>: User unknown' })).toBe(true);
+    expect(suppressesRecipient({ status: '5.0.0', text: '550 Requested action not taken: mailbox unavailable' })).toBe(true);
+    expect(failureScope({ status: '5.0.0' })).toBe('message');
+    expect(failureScope({ status: '5.0.0', text: '554 refused' })).toBe('message');
+  });
+
+  it('does not take digits of an address or a version for an enhanced code', () => {
+    expect(failureScope({ replyCode: 550, text: '550 rejected by 10.5.7.1: no such user' })).toBe('mailbox');
+    expect(failureScope({ replyCode: 554, text: '554 host 192.0.5.1.1 says 5.1.1.2 no' })).toBe('message');
+  });
+
+  it('says nothing is known of a failure without any code', () => {
+    expect(failureScope({})).toBe('unknown');
+    expect(failureScope({ text: 'Mailbox does not exist' })).toBe('unknown');
+    expect(suppressesRecipient({ text: 'Mailbox does not exist' })).toBe(false);
   });
 });

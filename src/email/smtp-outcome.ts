@@ -95,3 +95,49 @@ export function classifyTransactionError(error: SmtpErrorLike): TransactionFailu
   }
   return null;
 }
+
+/** A permanent failure as reported: its reply code and enhanced status code when known, and its text, read for both. */
+export interface FailureReport {
+  replyCode?: number;
+  /** An enhanced status code (RFC 3463) given apart from the text: a DSN's Status field. */
+  status?: string | null;
+  text?: string;
+}
+
+/**
+ * What a permanent failure is about: the address itself (`mailbox`: it does not exist, its domain does not, or it is
+ * disabled); anything else (`message`: policy, content, size, a full mailbox, relaying, our configuration, the
+ * remote system); or nothing says (`unknown`: no code at all).
+ */
+export type FailureScope = 'mailbox' | 'message' | 'unknown';
+
+/** RFC 3463 subject.detail codes about the address: bad mailbox, bad system, bad syntax, null MX (RFC 7505), disabled. */
+const MAILBOX_DETAILS = new Set(['1.1', '1.2', '1.3', '1.10', '2.1']);
+/** Legacy replies that mean "no such user" when nothing more precise is given (RFC 5321 4.2.3). */
+const MAILBOX_REPLIES = new Set([550, 551, 553]);
+/** An enhanced code as a word of its own (not a piece of an IP address or a version number). */
+const ENHANCED_CODE = /(?<![\d.])([245])\.(\d{1,3})\.(\d{1,3})(?![\d.])/;
+/** A reply code at the start of the text, after an optional diagnostic type (`smtp; 550 …`). */
+const REPLY_CODE = /^\s*(?:[\w.-]+\s*;\s*)?([245]\d\d)(?=[\s-]|$)/;
+
+export function failureScope(report: FailureReport): FailureScope {
+  // X.0.0 is "undefined": a DSN's Status 5.0.0 leaves the decision to the diagnostic's code, if any.
+  const codes = [report.status ?? '', report.text ?? '']
+    .map((text) => ENHANCED_CODE.exec(text))
+    .filter((code) => code !== null && !(code[2] === '0' && code[3] === '0'));
+  const enhanced = codes[0];
+  if (enhanced) return enhanced[1] === '5' && MAILBOX_DETAILS.has(`${enhanced[2]}.${enhanced[3]}`) ? 'mailbox' : 'message';
+  const replyCode = report.replyCode ?? Number(REPLY_CODE.exec(report.text ?? '')?.[1] ?? NaN);
+  if (Number.isNaN(replyCode)) return report.status ? 'message' : 'unknown';
+  return MAILBOX_REPLIES.has(replyCode) ? 'mailbox' : 'message';
+}
+
+/**
+ * Whether a permanent failure puts the recipient on the suppression list: only when it is about the address
+ * (RFC 3463 X.1.1, X.1.2, X.1.3, X.1.10, X.2.1; without an enhanced code, a 550, 551 or 553 reply). A refusal of the
+ * content or by policy (5.7.x), a full mailbox (5.2.2) or a failure of the way there (5.3.x, 5.4.x, 5.5.x) fails the
+ * recipient for this message only. A report without any code suppresses nothing.
+ */
+export function suppressesRecipient(report: FailureReport): boolean {
+  return failureScope(report) === 'mailbox';
+}

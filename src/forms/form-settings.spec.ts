@@ -84,9 +84,32 @@ describe('checkFormMap', () => {
     expect(formMap({ contact: { to: 'a@example.com', recipients: ['b@example.com'] } }).errors[0].field).toBe('forms.contact.to');
   });
 
+  it('takes acknowledgment.replyTo, an address, as the acknowledgment’s Reply-To', () => {
+    expect(formMap({ contact: { acknowledgment: { enabled: true, replyTo: ' hello@example.com ' } } }).forms).toEqual({
+      contact: { acknowledgment: { enabled: true, replyTo: 'hello@example.com' } },
+    });
+    expect(formMap({ contact: { acknowledgment: { enabled: true, replyTo: 'email' } } }).errors).toEqual([
+      { field: 'forms.contact.acknowledgment.replyTo', message: 'must be an email address' },
+    ]);
+  });
+
   it('refuses a non-object and an empty recipient list', () => {
     expect(formMap(['contact']).errors).toEqual([{ field: 'forms', message: 'must be an object' }]);
     expect(formMap({ contact: { recipients: [] } }).errors[0].field).toBe('forms.contact.recipients');
+  });
+
+  it('takes ccAllowed, the addresses a post’s _cc may copy: a list of at most 50 addresses, empty for none', () => {
+    expect(formMap({ contact: { ccAllowed: ['sales@example.com', ' sales@example.com'] } }).forms).toEqual({
+      contact: { ccAllowed: ['sales@example.com'] },
+    });
+    expect(formMap({ contact: { ccAllowed: [] } }).forms).toEqual({ contact: { ccAllowed: [] } });
+    expect(formMap({ contact: { ccAllowed: ['ok@example.com', 'nope'] } }).errors).toEqual([
+      { field: 'forms.contact.ccAllowed[1]', message: 'not an email address: nope' },
+    ]);
+    const many = Array.from({ length: 51 }, (_, i) => `cc${i}@example.com`);
+    expect(formMap({ contact: { ccAllowed: many } }).errors).toEqual([
+      { field: 'forms.contact.ccAllowed', message: 'at most 50 addresses' },
+    ]);
   });
 });
 

@@ -2,12 +2,16 @@ import { isEmail } from 'class-validator';
 import { isSlug, SettingsChecker, slugRule } from '../common/settings-checker';
 import { normalizeDomainName } from '../domains/domain-name';
 import { referencedVariable } from './spam/secret-reference';
+import { checkAllowlist } from './spam/sender-allowlist';
+import { NEVER_ALLOWED_EXTENSIONS, PROVIDER_REFUSED_TYPES } from './uploads/refused-types';
 
 export interface FormAcknowledgment {
   enabled: boolean;
   /** Name of a configured template for the acknowledgment email. */
   template?: string;
   subject?: string;
+  /** Reply-To of the acknowledgment; none when not set (never the owner's notification address). */
+  replyTo?: string;
 }
 
 export type SpamProtectionLevel = 'off' | 'low' | 'medium' | 'high';
@@ -31,6 +35,8 @@ export interface FormSpamProtection {
   captcha_secret?: string | null;
   /** In responses only: a secret is stored. Taken on input and ignored, so that what GET answers can be sent back. */
   captcha_secret_set?: boolean;
+  /** Senders (`ada@example.org`, `@partner.example`) whose posts skip the content filter, not the honeypots or the challenge. */
+  allowlist?: string[];
 }
 
 export type FormChallenge = 'altcha' | 'turnstile' | 'hcaptcha';
@@ -48,6 +54,11 @@ export interface FormSettings {
   replies?: boolean;
   /** An address, or the name of the submitted field that holds one. */
   replyTo?: string;
+  /**
+   * Addresses a post's `_cc` may copy the notification to (Formspree's `_cc`). A `_cc` address not listed here
+   * gets nothing: a visitor can edit the form's HTML, and a form must not mail whoever they name.
+   */
+  ccAllowed?: string[];
   acknowledgment?: FormAcknowledgment;
   /** Name of a configured template for the notification email. */
   template?: string;
@@ -62,6 +73,8 @@ export interface FormSettings {
   requiredFields?: string[];
   /** The spec's per-form `rate_limiting` block, kept as given for the rate-limit feature. */
   rate_limiting?: Record<string, unknown>;
+  /** Upload types refused by default (uploads/refused-types.ts: `iso`, `docm`, `7z`…) that this form accepts. */
+  allowedFileTypes?: string[];
 }
 
 const FIELD_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -95,6 +108,7 @@ const FORM_KEYS = [
   'subject',
   'replies',
   'replyTo',
+  'ccAllowed',
   'acknowledgment',
   'template',
   'rateLimit',
@@ -103,6 +117,7 @@ const FORM_KEYS = [
   'redirect',
   'requiredFields',
   'rate_limiting',
+  'allowedFileTypes',
 ];
 
 /** An allowed origin: `https://host[:port]` becomes its origin, a bare host name (optionally `*.`-prefixed) its lower-case form. */
@@ -129,6 +144,20 @@ function fieldNames(value: unknown, field: string, check: SettingsChecker): stri
   }
   const names = value.map((name, i) => check.matches(name, `${field}[${i}]`, FIELD_NAME, 'a field name (letters, digits, "_", "-", ".")'));
   return names.every((n) => n !== undefined) ? [...new Set(names)] : undefined;
+}
+
+/** Names of PROVIDER_REFUSED_TYPES, without a dot, lower case. */
+function fileTypes(value: unknown, field: string, check: SettingsChecker): string[] | undefined {
+  const max = Object.keys(PROVIDER_REFUSED_TYPES).length;
+  if (!Array.isArray(value) || value.length > max)
+    return check.fail(field, `must be a list of file types (extensions such as iso, docm, 7z)`);
+  const types = value.map((type, i) => {
+    const name = typeof type === 'string' ? type.trim().replace(/^\./, '').toLowerCase() : '';
+    if (name in PROVIDER_REFUSED_TYPES) return name;
+    const never = NEVER_ALLOWED_EXTENSIONS.has(name) ? ': programs and pages a browser runs are never accepted' : '';
+    return check.fail(`${field}[${i}]`, `${String(type)} is not a file type refused by default that a form may allow${never}`);
+  });
+  return types.every((t) => t !== undefined) ? [...new Set(types)] : undefined;
 }
 
 function redirectUrl(value: unknown, field: string, check: SettingsChecker): string | undefined {
@@ -179,6 +208,10 @@ export function checkFormSettings(
     if (isEmail(replyTo) || FIELD_NAME.test(replyTo)) form.replyTo = replyTo;
     else check.fail(`${field}.replyTo`, 'must be an email address or the name of a submitted field');
   }
+  if (value.ccAllowed !== undefined) {
+    const empty = Array.isArray(value.ccAllowed) && value.ccAllowed.length === 0;
+    form.ccAllowed = empty ? [] : check.emails(value.ccAllowed, `${field}.ccAllowed`, FORM_LIMITS.recipients);
+  }
   if (value.template !== undefined) {
     form.template = check.matches(value.template, `${field}.template`, TEMPLATE_NAME, 'a template name (letters, digits, "_", "-", ".")');
   }
@@ -197,6 +230,7 @@ export function checkFormSettings(
   }
   if (value.redirect !== undefined) form.redirect = redirectUrl(value.redirect, `${field}.redirect`, check);
   if (value.requiredFields !== undefined) form.requiredFields = fieldNames(value.requiredFields, `${field}.requiredFields`, check);
+  if (value.allowedFileTypes !== undefined) form.allowedFileTypes = fileTypes(value.allowedFileTypes, `${field}.allowedFileTypes`, check);
   if (value.rate_limiting !== undefined && check.isObject(value.rate_limiting, `${field}.rate_limiting`)) {
     form.rate_limiting = value.rate_limiting;
   }
@@ -205,13 +239,18 @@ export function checkFormSettings(
 
 function checkAcknowledgment(value: unknown, field: string, check: SettingsChecker): FormAcknowledgment | undefined {
   if (!check.isObject(value, field)) return undefined;
-  check.unknownKeys(value, ['enabled', 'template', 'subject'], field);
+  check.unknownKeys(value, ['enabled', 'template', 'subject', 'replyTo'], field);
   const enabled = check.boolean(value.enabled, `${field}.enabled`);
   const ack: FormAcknowledgment = { enabled: enabled ?? false };
   if (value.template !== undefined) {
     ack.template = check.matches(value.template, `${field}.template`, TEMPLATE_NAME, 'a template name (letters, digits, "_", "-", ".")');
   }
   if (value.subject !== undefined) ack.subject = check.text(value.subject, `${field}.subject`, 998);
+  if (value.replyTo !== undefined) {
+    const replyTo = typeof value.replyTo === 'string' ? value.replyTo.trim() : '';
+    if (isEmail(replyTo)) ack.replyTo = replyTo;
+    else check.fail(`${field}.replyTo`, 'must be an email address');
+  }
   return ack;
 }
 
@@ -231,6 +270,7 @@ function checkSpamProtection(
     'altcha_maxnumber',
     'captcha_secret',
     'captcha_secret_set',
+    'allowlist',
   ];
   check.unknownKeys(value, keys, field);
   const spam: FormSpamProtection = {};
@@ -259,6 +299,7 @@ function checkSpamProtection(
     );
   } else if (value.captcha_secret !== undefined) spam.captcha_secret = check.text(value.captcha_secret, secretField, 500);
   if (value.captcha_secret_set !== undefined) check.boolean(value.captcha_secret_set, `${field}.captcha_secret_set`);
+  if (value.allowlist !== undefined) spam.allowlist = checkAllowlist(value.allowlist, `${field}.allowlist`, check);
   const kept = spam.captcha_secret === undefined && keptSecret === spam.challenge;
   if ((spam.challenge === 'turnstile' || spam.challenge === 'hcaptcha') && !spam.captcha_secret && !kept && !variable) {
     check.fail(secretField, `the ${spam.challenge} site secret is required with challenge ${spam.challenge}`);

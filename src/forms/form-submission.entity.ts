@@ -9,6 +9,15 @@ export const SUBMISSION_STATUSES: readonly SubmissionStatus[] = ['accepted', 'sp
 /** Submitted values by field name; a repeated name (checkboxes) keeps every value. */
 export type SubmittedFields = Record<string, string | string[]>;
 
+/** A notification recipient (the owner's own address) that was on the suppression list: its notification waits for the lift. */
+export interface HeldNotificationRecipient {
+  email: string;
+  /** The suppression entry's reason and time, and what put it there (a message id, "api", …). */
+  reason: string;
+  since: string;
+  source: string | null;
+}
+
 export interface SubmittedFile {
   field: string;
   filename: string;
@@ -19,6 +28,9 @@ export interface SubmittedFile {
 /** One post to a form, as received: stored before the answer, whatever happens to it (D-16). */
 @Entity('form_submissions')
 @Index('IX_form_submissions_form_created', ['formId', 'createdAt', 'id'])
+@Index('IX_form_submissions_notification_held', ['accountId', 'createdAt'], { where: '"notification_held" IS NOT NULL' })
+// A GIN index (jsonb_path_ops) on notification_message_ids, made by its migration: TypeORM cannot describe it.
+@Index('IX_form_submissions_notification_messages', { synchronize: false })
 export class FormSubmission extends AccountOwned {
   @Column({ type: 'varchar', length: 40 })
   formId: string;
@@ -34,8 +46,8 @@ export class FormSubmission extends AccountOwned {
   @Column({ type: 'varchar', length: 200, nullable: true })
   spamReason: string | null;
 
-  /** Every submitted field except control fields (`_…`). */
-  @Column({ type: 'jsonb' })
+  /** Every submitted field except control fields (`_…`), in the order posted (`json` keeps it, `jsonb` would sort). */
+  @Column({ type: 'json' })
   fields: SubmittedFields;
 
   @Column({ type: 'jsonb', default: [] })
@@ -48,6 +60,14 @@ export class FormSubmission extends AccountOwned {
   /** The notification and acknowledgment messages (`/email/status/{id}`). */
   @Column({ type: 'jsonb', default: [] })
   messageIds: string[];
+
+  /** Which of messageIds are notifications to the owner; null for submissions stored before it was kept (the first). */
+  @Column({ type: 'jsonb', nullable: true })
+  notificationMessageIds: string[] | null;
+
+  /** Notification recipients left out because they were suppressed; sent to once the suppression is lifted. */
+  @Column({ type: 'jsonb', nullable: true })
+  notificationHeld: HeldNotificationRecipient[] | null;
 
   @Column({ type: 'varchar', length: 45, nullable: true })
   ip: string | null;

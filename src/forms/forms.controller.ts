@@ -26,6 +26,8 @@ import {
 } from './dto/form.dto';
 import type { Form } from './form.entity';
 import { FormsService } from './forms.service';
+import { SubmissionNotificationDto, SuppressedRecipientDto } from './notifications/notification.dto';
+import { SubmissionNotifications } from './notifications/submission-notifications';
 import { CSV_FIELD_COLUMNS, SubmissionsExportService } from './submissions-export.service';
 
 /** Every form of the account (domain, collection, stand-alone and instant ones) and their stored submissions. */
@@ -36,6 +38,7 @@ export class FormsController {
     private readonly forms: FormsService,
     private readonly exports: SubmissionsExportService,
     private readonly config: AppConfigService,
+    private readonly notifications: SubmissionNotifications,
   ) {}
 
   @Get()
@@ -104,7 +107,8 @@ export class FormsController {
   @ApiOkResponse({
     description:
       `JSON page, or with format=csv a CSV file of every submission (streamed): the form's requiredFields and its most ` +
-      `frequent field names up to ${CSV_FIELD_COLUMNS} get a column each, a row's other fields go to other_fields as JSON`,
+      `frequent field names up to ${CSV_FIELD_COLUMNS} get a column each, in the order the form posts them; a row's other ` +
+      'fields go to other_fields as JSON. Fields keep the order they were posted in (JSON too).',
     content: {
       'application/json': { schema: { $ref: getSchemaPath(SubmissionPageDto) } },
       'text/csv': {
@@ -122,17 +126,26 @@ export class FormsController {
     @Query() query: ListSubmissionsQueryDto,
   ): Promise<SubmissionPageDto | StreamableFile> {
     const form = await this.forms.get(auth.accountId, id);
-    if (query.format === 'csv') return this.exports.csv(auth.accountId, form, query.status);
+    if (query.format === 'csv') return this.exports.csv(auth.accountId, form, { status: query.status, spam: query.spam });
     const page = await this.forms.listSubmissions(auth.accountId, form.id, {
       limit: query.limit ?? 50,
       cursor: query.cursor,
       status: query.status,
+      spam: query.spam,
+      notification: query.notification,
     });
-    return { submissions: page.submissions.map(SubmissionDto.from), total: page.total, nextCursor: page.nextCursor };
+    const notifications = await this.notifications.ofPage(auth.accountId, page.submissions);
+    const submissions = page.submissions.map((s) => SubmissionDto.from(s, SubmissionNotificationDto.from(notifications.get(s.id)!)));
+    return { submissions, total: page.total, nextCursor: page.nextCursor };
   }
 
   private async present(forms: Form[]): Promise<FormDto[]> {
-    const counts = await this.forms.submissionCounts(forms.map((f) => f.id));
-    return forms.map((form) => FormDto.from(form, counts.get(form.id) ?? 0, this.config.publicUrl));
+    const [counts, suppressed] = await Promise.all([
+      this.forms.submissionCounts(forms.map((f) => f.id)),
+      this.notifications.suppressedRecipients(forms),
+    ]);
+    return forms.map((form) =>
+      FormDto.from(form, counts.get(form.id) ?? 0, this.config.publicUrl, (suppressed.get(form.id) ?? []).map(SuppressedRecipientDto.from)),
+    );
   }
 }

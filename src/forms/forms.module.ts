@@ -4,13 +4,14 @@ import { Form } from './form.entity';
 import { FormsController } from './forms.controller';
 import { FormSubmission } from './form-submission.entity';
 import { FormsService } from './forms.service';
+import { NotificationsModule } from './notifications/notifications.module';
 import { SubmissionsExportService } from './submissions-export.service';
 
 /** Forms and their settings; domains and collections keep their forms here. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Form, FormSubmission])],
+  imports: [TypeOrmModule.forFeature([Form, FormSubmission]), NotificationsModule],
   controllers: [FormsController],
   providers: [FormsService, SubmissionsExportService],
-  exports: [FormsService],
+  exports: [FormsService, NotificationsModule],
 })
 export class FormsModule {}

@@ -10,6 +10,7 @@ import { AppConfigService } from '../config/app-config.service';
 import { CONTACT_FORM_SLUG, Form, FormKind } from './form.entity';
 import { FormSubmission, SubmissionStatus } from './form-submission.entity';
 import { checkFormSettings, FormCheckOptions, FormSettings } from './form-settings';
+import { undeliveredNotificationCondition } from './notifications/submission-notifications';
 import { keptCaptchaProvider, publicFormSettings, sealCaptchaSecret, withoutCaptchaSecret } from './spam/captcha-secret';
 
 /** Whose map of forms: a domain's (`/{domain}/{slug}`) or a collection's (`/c/{collection}/{slug}`). */
@@ -25,6 +26,10 @@ export interface SubmissionQuery {
   limit: number;
   cursor?: string;
   status?: SubmissionStatus;
+  /** true: the spam folder (spam only); false: no spam. */
+  spam?: boolean;
+  /** undelivered: only submissions whose notification was held (a suppressed recipient), bounced or failed. */
+  notification?: 'undelivered';
 }
 
 export interface SubmissionPage {
@@ -116,14 +121,27 @@ export class FormsService implements OnApplicationBootstrap {
    * the total counted for the first (page-cursor.ts), so only the first page counts the form's submissions.
    */
   async listSubmissions(accountId: string, formId: string, query: SubmissionQuery): Promise<SubmissionPage> {
-    const listing = `form-submissions:${formId}:${query.status ?? ''}`;
+    const listing = `form-submissions:${formId}:${query.status ?? ''}:${query.notification ?? ''}:${query.spam ?? ''}`;
     const after = query.cursor ? decodePageCursor(listing, query.cursor) : null;
     const base = this.submissions.createQueryBuilder('s').where('s.accountId = :accountId AND s.formId = :formId', { accountId, formId });
     if (query.status) base.andWhere('s.status = :status', { status: query.status });
+    if (query.spam !== undefined) base.andWhere(query.spam ? "s.status = 'spam'" : "s.status <> 'spam'");
+    if (query.notification === 'undelivered') base.andWhere(undeliveredNotificationCondition('s'));
     const total = after?.total ?? (await base.clone().getCount());
     const page = base.clone().select(SUBMISSION_COLUMNS.map((column) => `s.${column}`));
     const { rows: submissions, next } = await newestFirstPage(page, after, query.limit);
     return { submissions, total, nextCursor: next && encodePageCursor(listing, next, total) };
+  }
+
+  /** One submission of the account's form, as listings show it; 404 for unknown ids and other forms' alike. */
+  async submission(accountId: string, formId: string, id: string): Promise<FormSubmission> {
+    const found = await this.submissions
+      .createQueryBuilder('s')
+      .select(SUBMISSION_COLUMNS.map((column) => `s.${column}`))
+      .where('s.id = :id AND s.accountId = :accountId AND s.formId = :formId', { id, accountId, formId })
+      .getOne();
+    if (!found) throw AppException.notFound('Submission', id);
+    return found;
   }
 
   /** The oldest held submissions of a form (an instant form waiting for its confirmation), uploads included. */
@@ -307,6 +325,8 @@ const SUBMISSION_COLUMNS: (keyof FormSubmission)[] = [
   'fields',
   'files',
   'messageIds',
+  'notificationMessageIds',
+  'notificationHeld',
   'ip',
   'userAgent',
   'origin',

@@ -18,6 +18,17 @@ export const CSV_FIELD_COLUMNS = 50;
 /** Rows read per query. Each page is one short indexed query: a slow download holds no connection between them. */
 export const CSV_PAGE_ROWS = 1000;
 
+/** Which of a form's submissions a listing or an export holds: a status, and spam only (true) or no spam (false). */
+export interface SubmissionFilter {
+  status?: SubmissionStatus;
+  spam?: boolean;
+}
+
+/** The SQL condition of `spam` on a status column (no parameter: it is one of three fixed texts). */
+export function spamCondition(column: string, spam: boolean | undefined): string {
+  return spam === undefined ? 'true' : `${column} ${spam ? '=' : '<>'} 'spam'`;
+}
+
 /** Where the previous page ended: created_at as PostgreSQL writes it (microseconds kept), then id. */
 interface Keyset {
   after: string;
@@ -41,11 +52,11 @@ export class SubmissionsExportService {
    * an ordinary error answer. A failure later cannot change the status any more: the response is then cut off
    * (the chunked body never ends), so the client sees a failed download, not a short file that looks complete.
    */
-  async csv(accountId: string, form: Form, status: SubmissionStatus | undefined): Promise<StreamableFile> {
-    const columns = await this.fieldColumns(accountId, form, status);
+  async csv(accountId: string, form: Form, filter: SubmissionFilter = {}): Promise<StreamableFile> {
+    const columns = await this.fieldColumns(accountId, form, filter);
     const counter = { rows: 0 };
     const csv = submissionsCsvStringifier();
-    pipeline(Readable.from(this.records(accountId, form.id, status, columns, counter)), csv, (err) => {
+    pipeline(Readable.from(this.records(accountId, form.id, filter, columns, counter)), csv, (err) => {
       if (!err) return;
       if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') {
         this.logger.debug(`CSV export of form ${form.id} stopped after ${counter.rows} rows: the client went away`);
@@ -60,37 +71,34 @@ export class SubmissionsExportService {
   }
 
   /**
-   * The form's declared fields (requiredFields) and then its most frequent field names, counted by PostgreSQL
-   * over the rows the export holds, up to CSV_FIELD_COLUMNS.
+   * The form's declared fields (requiredFields) and its most frequent field names, counted by PostgreSQL over the
+   * rows the export holds, up to CSV_FIELD_COLUMNS, in the order the form posts them (`json` keeps the posted order).
    */
-  private async fieldColumns(accountId: string, form: Form, status: SubmissionStatus | undefined): Promise<string[]> {
+  private async fieldColumns(accountId: string, form: Form, filter: SubmissionFilter): Promise<string[]> {
     const declared = form.settings.requiredFields ?? [];
-    const rows: { name: string }[] = await this.dataSource.query(
-      `SELECT name FROM form_submissions s CROSS JOIN LATERAL jsonb_object_keys(s.fields) AS name
-       WHERE s.account_id = $1 AND s.form_id = $2 AND ($3::varchar IS NULL OR s.status = $3)
-         AND jsonb_typeof(s.fields) = 'object' AND name <> ALL($4::text[])
-       GROUP BY name ORDER BY count(*) DESC, name LIMIT $5`,
-      [accountId, form.id, status ?? null, [...declared, ...FIXED_COLUMNS], CSV_FIELD_COLUMNS],
+    const rows: { name: string; position: number }[] = await this.dataSource.query(
+      `SELECT k.name, avg(k.position)::float8 AS position
+       FROM form_submissions s CROSS JOIN LATERAL json_object_keys(s.fields) WITH ORDINALITY AS k(name, position)
+       WHERE s.account_id = $1 AND s.form_id = $2 AND ($3::varchar IS NULL OR s.status = $3) AND ${spamCondition('s.status', filter.spam)}
+         AND json_typeof(s.fields) = 'object' AND k.name <> ALL($4::text[])
+       GROUP BY k.name ORDER BY count(*) DESC, avg(k.position), k.name LIMIT $5`,
+      [accountId, form.id, filter.status ?? null, FIXED_COLUMNS, CSV_FIELD_COLUMNS + declared.length],
     );
-    return chooseFieldColumns(
-      declared,
-      rows.map((row) => row.name),
-      CSV_FIELD_COLUMNS,
-    );
+    return chooseFieldColumns(declared, rows, CSV_FIELD_COLUMNS);
   }
 
   /** The header, then a record per submission. Read only as fast as the response drains; stops when destroyed. */
   private async *records(
     accountId: string,
     formId: string,
-    status: SubmissionStatus | undefined,
+    filter: SubmissionFilter,
     columns: string[],
     counter: { rows: number },
   ): AsyncGenerator<string[]> {
     yield submissionsCsvHeader(columns);
     let from: Keyset | undefined;
     do {
-      const page = await this.page(accountId, formId, status, from);
+      const page = await this.page(accountId, formId, filter, from);
       for (const row of page) {
         yield submissionCsvRecord(row, columns);
         counter.rows++;
@@ -100,10 +108,10 @@ export class SubmissionsExportService {
     } while (from);
   }
 
-  private page(accountId: string, formId: string, status: SubmissionStatus | undefined, from: Keyset | undefined): Promise<PageRow[]> {
+  private page(accountId: string, formId: string, filter: SubmissionFilter, from: Keyset | undefined): Promise<PageRow[]> {
     const params: unknown[] = [accountId, formId, CSV_PAGE_ROWS];
-    const where = ['account_id = $1', 'form_id = $2'];
-    if (status) where.push(`status = $${params.push(status)}`);
+    const where = ['account_id = $1', 'form_id = $2', spamCondition('status', filter.spam)];
+    if (filter.status) where.push(`status = $${params.push(filter.status)}`);
     if (from) where.push(`(created_at, id) < ($${params.push(from.after)}::timestamptz, $${params.push(from.id)})`);
     return this.dataSource.query(
       `SELECT id, status, fields, files, ip, user_agent AS "userAgent", origin, created_at AS "createdAt", created_at::text AS after

@@ -455,8 +455,15 @@ describe('parseDeliveryReport', () => {
         recipient: 'alice@example.net',
         status: '5.1.1',
         reason: '550 5.1.1 <alice@example.net>: Recipient address rejected: User unknown in virtual mailbox table',
+        suppresses: true,
       },
-      { outcome: 'bounced', recipient: 'Bob@example.net', status: '5.2.2', reason: '552 5.2.2 <Bob@example.net>: Mailbox full' },
+      {
+        outcome: 'bounced',
+        recipient: 'Bob@example.net',
+        status: '5.2.2',
+        reason: '552 5.2.2 <Bob@example.net>: Mailbox full',
+        suppresses: false,
+      },
     ],
   };
 
@@ -477,6 +484,7 @@ describe('parseDeliveryReport', () => {
           recipient: 'carol@example.org',
           status: '5.0.0',
           reason: '550 5.1.1 <carol@example.org>: Recipient address rejected: User unknown',
+          suppresses: true,
         },
       ],
     });
@@ -494,6 +502,7 @@ describe('parseDeliveryReport', () => {
             "550 5.1.1 The email account that you tried to reach does not exist. Please try double-checking the recipient's email " +
             'address for typos or unnecessary spaces. For more information, go to https://support.google.com/mail/?p=NoSuchUser ' +
             '41be03b00d2f7-5b0b1234abcsi123456a.123 - gsmtp',
+          suppresses: true,
         },
       ],
     });
@@ -508,6 +517,7 @@ describe('parseDeliveryReport', () => {
           recipient: 'erin@slow.example',
           status: '4.4.1',
           reason: 'connect to mx.slow.example[198.51.100.7]:25: Connection timed out',
+          suppresses: false,
         },
       ],
     });
@@ -517,18 +527,60 @@ describe('parseDeliveryReport', () => {
     expect(await parseDeliveryReport(lf(SUCCESS_AND_STATUS_ONLY))).toEqual({
       originalMessageId: null,
       recipients: [
-        { outcome: 'delivered', recipient: 'frank@relay.example', status: '2.0.0', reason: '2.0.0 relayed' },
-        { outcome: 'bounced', recipient: 'grace@relay.example', status: '5.7.1', reason: '5.7.1' },
-        { outcome: 'delivered', recipient: 'heidi@relay.example', status: '2.0.0', reason: '2.0.0 expanded' },
-        { outcome: 'deferred', recipient: 'ivan@relay.example', status: '4.7.0', reason: '451 4.7.0 Greylisted, please come back later' },
+        { outcome: 'delivered', recipient: 'frank@relay.example', status: '2.0.0', reason: '2.0.0 relayed', suppresses: false },
+        { outcome: 'bounced', recipient: 'grace@relay.example', status: '5.7.1', reason: '5.7.1', suppresses: false },
+        { outcome: 'delivered', recipient: 'heidi@relay.example', status: '2.0.0', reason: '2.0.0 expanded', suppresses: false },
+        {
+          outcome: 'deferred',
+          recipient: 'ivan@relay.example',
+          status: '4.7.0',
+          reason: '451 4.7.0 Greylisted, please come back later',
+          suppresses: false,
+        },
       ],
     });
+  });
+
+  it('fails but does not suppress a recipient whose bounce is about the content or policy, not the address', async () => {
+    const statusPart = (status: string, diagnosticCode?: string) =>
+      POSTFIX_BOUNCE.replace(
+        /Content-Type: message\/delivery-status\n\n[\s\S]*?\n\n--/,
+        'Content-Type: message/delivery-status\n\nReporting-MTA: dns; mx.relay.example\n\n' +
+          `Final-Recipient: rfc822; owner@site-a.test\nAction: failed\nStatus: ${status}\n` +
+          (diagnosticCode ? `Diagnostic-Code: smtp; ${diagnosticCode}\n` : '') +
+          '\n--',
+      );
+    const outcome = async (status: string, diagnosticCode?: string) =>
+      (await parseDeliveryReport(crlf(statusPart(status, diagnosticCode))))?.recipients;
+    expect(
+      await outcome('5.7.0', '552-5.7.0 This message was blocked because its content presents a potential\n 552-5.7.0 security issue.'),
+    ).toEqual([
+      {
+        outcome: 'bounced',
+        recipient: 'owner@site-a.test',
+        status: '5.7.0',
+        reason: '552 5.7.0 This message was blocked because its content presents a potential security issue.',
+        suppresses: false,
+      },
+    ]);
+    expect(await outcome('5.0.0', '554 Message refused')).toMatchObject([{ outcome: 'bounced', suppresses: false }]);
+    expect(await outcome('5.0.0')).toMatchObject([{ outcome: 'bounced', suppresses: false }]);
+    expect(await outcome('5.0.0', '550 Requested action not taken: mailbox unavailable')).toMatchObject([{ suppresses: true }]);
+    expect(await outcome('5.1.10', '550 5.1.10 null MX')).toMatchObject([{ suppresses: true }]);
   });
 
   it('reads an RFC 6533 report with UTF-8 addresses', async () => {
     expect(await parseDeliveryReport(crlf(GLOBAL_BOUNCE))).toEqual({
       originalMessageId: '<msg_Global01@mr.test>',
-      recipients: [{ outcome: 'bounced', recipient: 'jörg@bücher.example', status: '5.1.1', reason: '550 5.1.1 Benutzer unbekannt: jörg' }],
+      recipients: [
+        {
+          outcome: 'bounced',
+          recipient: 'jörg@bücher.example',
+          status: '5.1.1',
+          reason: '550 5.1.1 Benutzer unbekannt: jörg',
+          suppresses: true,
+        },
+      ],
     });
   });
 
@@ -540,21 +592,21 @@ describe('parseDeliveryReport', () => {
       `Content-Type: message/delivery-status\nContent-Transfer-Encoding: base64\n\n${Buffer.from(report).toString('base64')}\n\n--`,
     );
     expect((await parseDeliveryReport(crlf(encoded)))?.recipients).toEqual([
-      { outcome: 'bounced', recipient: 'alice@example.net', status: '5.1.1', reason: '5.1.1 failed' },
+      { outcome: 'bounced', recipient: 'alice@example.net', status: '5.1.1', reason: '5.1.1 failed', suppresses: true },
     ]);
   });
 
   it('reads an ARF abuse report as a complaint about its Original-Rcpt-To', async () => {
     expect(await parseDeliveryReport(crlf(ARF_COMPLAINT))).toEqual({
       originalMessageId: '<msg_Arf00001@mr.test>',
-      recipients: [{ outcome: 'complained', recipient: 'user@example.com', status: null, reason: 'abuse' }],
+      recipients: [{ outcome: 'complained', recipient: 'user@example.com', status: null, reason: 'abuse', suppresses: true }],
     });
   });
 
   it('reads an ARF report whose recipient was redacted as a complaint about no known recipient', async () => {
     const redacted = ARF_COMPLAINT.replace('Original-Rcpt-To: <user@example.com>\n', '');
     expect((await parseDeliveryReport(lf(redacted)))?.recipients).toEqual([
-      { outcome: 'complained', recipient: null, status: null, reason: 'abuse' },
+      { outcome: 'complained', recipient: null, status: null, reason: 'abuse', suppresses: true },
     ]);
   });
 

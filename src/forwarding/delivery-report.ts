@@ -1,4 +1,5 @@
 import { type Attachment, simpleParser, type SimpleParserOptions } from 'mailparser';
+import { suppressesRecipient } from '../email/smtp-outcome';
 import { headerFields } from './received-message';
 
 export type ReportedOutcome = 'bounced' | 'deferred' | 'delivered' | 'complained';
@@ -11,6 +12,8 @@ export interface ReportedRecipient {
   status: string | null;
   /** A short human reason: Diagnostic-Code without its type prefix, else Status + Action; ARF: Feedback-Type. */
   reason: string;
+  /** Whether it puts the recipient on the suppression list: a complaint does, a bounce only if about the address (suppressesRecipient). */
+  suppresses: boolean;
 }
 
 export interface DeliveryReport {
@@ -69,11 +72,13 @@ function statusRecipients(part: Attachment): ReportedRecipient[] {
     const status = STATUS_CODE.exec(first(fields, 'status') ?? '')?.[1] ?? null;
     const outcome = statusOutcome(action, status);
     if (!outcome) continue;
+    const diagnosed = diagnostic(first(fields, 'diagnostic-code'));
     recipients.push({
       outcome,
       recipient: bareAddress(first(fields, 'final-recipient') ?? first(fields, 'original-recipient')),
       status,
-      reason: diagnostic(first(fields, 'diagnostic-code')) ?? [status, action].filter(Boolean).join(' '),
+      reason: diagnosed ?? [status, action].filter(Boolean).join(' '),
+      suppresses: outcome === 'bounced' && suppressesRecipient({ status, text: diagnosed ?? undefined }),
     });
   }
   return recipients;
@@ -107,7 +112,7 @@ function feedbackRecipients(part: Attachment): ReportedRecipient[] {
   const reason = first(fields, 'feedback-type')?.toLowerCase() || 'complaint';
   const addresses = (fields.get('original-rcpt-to') ?? []).map(bareAddress).filter((address) => address !== null);
   const recipients = addresses.length ? addresses : [null];
-  return recipients.map((recipient) => ({ outcome: 'complained', recipient, status: null, reason }));
+  return recipients.map((recipient) => ({ outcome: 'complained', recipient, status: null, reason, suppresses: true }));
 }
 
 function originalMessageId(part: Attachment): string | null {

@@ -274,6 +274,7 @@ export class ForwardingService {
           type: r.outcome,
           ...(r.recipient ? { recipient: r.recipient } : {}),
           reason: r.reason,
+          suppresses: r.suppresses,
         })),
       ),
     );

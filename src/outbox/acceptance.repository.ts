@@ -36,6 +36,8 @@ export interface MessageWithEvents {
 export interface Acceptance {
   messages: MessageWithEvents[];
   statements?: CompanionStatement[];
+  /** Bytes the statements refer to (a form submission's stored uploads), stored with the messages' own. */
+  attachments?: AttachmentUpload[];
   idempotency?: IdempotentAnswer;
   /**
    * By default one email per recipient of `messages`. Form mail passes its submission as well as its emails

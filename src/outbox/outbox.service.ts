@@ -22,10 +22,13 @@ export interface ComposedEmail {
   /** From FORMS_FROM rather than a domain of the account (see Message.systemSender). */
   systemSender: boolean;
   to: string[];
+  /** Copies (a form's allowed `_cc`): recipients like `to`, shown in the Cc header. */
+  cc?: string[];
   replyTo?: Mailbox[];
   subject: string;
   text: string;
-  html: string;
+  /** Absent for a text-only email (a form's `_format=plain` notification). */
+  html?: string;
   /** Content base64, or bytes. */
   attachments?: AttachmentInput[];
 }
@@ -66,8 +69,10 @@ export class OutboxService {
    * when none remain. Nothing is written: `accept` does that, with whatever else the request commits.
    */
   async compose(accountId: string, email: ComposedEmail): Promise<MessageWithEvents | null> {
-    const { recipients, suppressed } = await this.unsuppressed(accountId, email.to);
+    const { recipients, suppressed } = await this.unsuppressed(accountId, [...email.to, ...(email.cc ?? [])]);
     if (recipients.length === 0) return null;
+    const toSet = new Set(email.to.map((address) => address.toLowerCase()));
+    const isCopy = (address: string) => !toSet.has(address.toLowerCase());
 
     const id = newId('msg');
     const acceptedAt = new Date();
@@ -83,8 +88,8 @@ export class OutboxService {
       headerMessageId: `<${id.slice(4)}@${fromDomain}>`,
       content: {
         from: email.from,
-        to: recipients.map((address) => ({ name: '', address })),
-        cc: [],
+        to: recipients.filter((address) => !isCopy(address)).map((address) => ({ name: '', address })),
+        cc: recipients.filter(isCopy).map((address) => ({ name: '', address })),
         replyTo: email.replyTo ?? [],
         subject: email.subject,
         text: email.text,
@@ -139,7 +144,7 @@ export class OutboxService {
     const reservation = metering ? await this.quotas.reserve(metering) : null;
     try {
       // Bytes of a request that fails from here on are left unreferenced: the store's sweep deletes them.
-      await this.attachmentStore.save(acceptance.messages.flatMap((m) => m.attachments ?? []));
+      await this.attachmentStore.save([...(acceptance.attachments ?? []), ...acceptance.messages.flatMap((m) => m.attachments ?? [])]);
       await this.acceptances.insert(acceptance);
     } catch (err) {
       await reservation?.release();

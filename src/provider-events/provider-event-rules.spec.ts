@@ -1,4 +1,11 @@
-import { EVENT_EFFECTS, eventDetail, normalizeEventsBody, parseMessageReference, resolveRecipient } from './provider-event-rules';
+import {
+  bounceSuppresses,
+  EVENT_EFFECTS,
+  eventDetail,
+  normalizeEventsBody,
+  parseMessageReference,
+  resolveRecipient,
+} from './provider-event-rules';
 
 describe('parseMessageReference', () => {
   it('takes msg_… as our id', () => {
@@ -82,5 +89,22 @@ describe('eventDetail', () => {
     expect(eventDetail('clicked', undefined, 'https://example.org/a')).toBe('https://example.org/a');
     expect(eventDetail('bounced', '550 5.1.1 no such user', 'https://example.org/a')).toBe('550 5.1.1 no such user');
     expect(eventDetail('delivered')).toBeNull();
+  });
+});
+
+describe('bounceSuppresses', () => {
+  it('suppresses a bounce about the address, and one without any code (providers report only hard bounces)', () => {
+    expect(bounceSuppresses('550 5.1.1 mailbox does not exist')).toBe(true);
+    expect(bounceSuppresses('smtp; 550 5.2.1 mailbox disabled')).toBe(true);
+    expect(bounceSuppresses('550 no such user')).toBe(true);
+    expect(bounceSuppresses('Mailbox does not exist')).toBe(true);
+    expect(bounceSuppresses(undefined)).toBe(true);
+  });
+
+  it('does not suppress a bounce whose code is about the content, policy or system', () => {
+    expect(bounceSuppresses('550 5.7.0 potential security issue')).toBe(false);
+    expect(bounceSuppresses('smtp; 554 5.7.1 message rejected as spam')).toBe(false);
+    expect(bounceSuppresses('552 5.2.2 mailbox full')).toBe(false);
+    expect(bounceSuppresses('554 transaction failed')).toBe(false);
   });
 });

@@ -1,4 +1,5 @@
 import type { MessageStatus } from '../outbox/message.entity';
+import { failureScope } from '../email/smtp-outcome';
 import type { SuppressionReason } from '../suppression/suppression-entry.entity';
 
 /** What the provider reports about a message it took from us (D-24), plus the opens and clicks it tracks itself. */
@@ -40,7 +41,7 @@ export interface EventEffect {
   move?: StatusMove;
   /** The move waits until every recipient of the message has had an event of this type. */
   everyRecipient?: true;
-  /** The recipient goes on the account's suppression list. */
+  /** The recipient goes on the account's suppression list (a bounce: only if bounceSuppresses says so). */
   suppress?: SuppressionReason;
   /** Whom the event is about must be known: a message with several recipients needs `recipient`. */
   needsRecipient: boolean;
@@ -61,6 +62,15 @@ export const EVENT_EFFECTS: Record<ProviderEventType, EventEffect> = {
   opened: { needsRecipient: false },
   clicked: { needsRecipient: false },
 };
+
+/**
+ * Whether a provider's bounce puts its recipient on the suppression list: by the codes in its reason when it has
+ * any (only a failure of the address does, see suppressesRecipient); a bounce without any code does, as providers
+ * report only hard bounces as `bounced`.
+ */
+export function bounceSuppresses(reason: string | undefined): boolean {
+  return failureScope({ text: reason }) !== 'message';
+}
 
 export type RecipientResolution = { recipient: string | null } | { ignored: string };
 

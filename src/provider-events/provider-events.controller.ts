@@ -26,8 +26,10 @@ const DESCRIPTION = [
   'bytes of env `PROVIDER_WEBHOOK_SECRET` (the secret as written, not base64-decoded); `webhook-timestamp` (Unix seconds) ',
   'must be within 5 minutes of now. A missing, wrong or stale signature, or no secret configured, is 401 `SIGNATURE_INVALID`.\n\n',
   `The body is one event, an array of events, or \`{"events": [...]}\` (at most ${MAX_PROVIDER_EVENTS}). `,
-  '`delivered` moves a `sent` message to `delivered`; `bounced` (permanent) suppresses the recipient and moves the message to ',
-  '`bounced` once every recipient has bounced; `complained` suppresses the recipient; `deferred`, `opened` and `clicked` are ',
+  '`delivered` moves a `sent` message to `delivered`; `bounced` (permanent) moves the message to `bounced` once every ',
+  'recipient has bounced, and suppresses the recipient unless the SMTP codes in its `reason` say the failure is not about ',
+  'the address (only 5.1.1, 5.1.2, 5.1.3, 5.1.10, 5.2.1, or a bare 550/551/553 are; a bounce without any code is taken as ',
+  'one); `complained` suppresses the recipient; `deferred`, `opened` and `clicked` are ',
   'recorded only. A status never goes back. Events of unknown messages are ignored (still 202). A call is applied once per ',
   '`webhook-id` (remembered 24 h): a retry answers `duplicate: true` and changes nothing.',
 ].join('');

@@ -4,7 +4,7 @@ import { ErrorCode } from '../common/errors/error-code';
 import { LateEvent, LateEventsRepository, ReferencedMessage } from '../outbox/late-events.repository';
 import { SuppressionReason, SuppressionService } from '../suppression/suppression.service';
 import { ProviderEventDto, ProviderEventsResultDto } from './dto/provider-events.dto';
-import { EVENT_EFFECTS, eventDetail, parseMessageReference, resolveRecipient } from './provider-event-rules';
+import { bounceSuppresses, EVENT_EFFECTS, eventDetail, parseMessageReference, resolveRecipient } from './provider-event-rules';
 import { ProviderWebhookIds } from './provider-webhook-ids.store';
 
 const RETRY_AFTER_SECONDS = '5';
@@ -15,6 +15,9 @@ interface Suppression {
   reason: SuppressionReason;
   messageId: string;
 }
+
+/** An event to apply; a bounce report received by mail says itself whether its bounce suppresses (by its Status). */
+export type AppliedEvent = ProviderEventDto & { suppresses?: boolean };
 
 /**
  * Applies the provider's events (D-24) to messages of any account (the provider is ours, not a tenant's):
@@ -55,7 +58,7 @@ export class ProviderEventsService {
   }
 
   /** Applies events without the webhook-id check: a bounce report received by mail (D-31) comes here too. */
-  async apply(events: ProviderEventDto[]): Promise<ProviderEventsResultDto> {
+  async apply(events: AppliedEvent[]): Promise<ProviderEventsResultDto> {
     const references = events.map((e) => parseMessageReference(e.messageId));
     const found = await this.repository.findByReferences(
       references.flatMap((r) => ('id' in r ? [r.id] : [])),
@@ -96,7 +99,14 @@ export class ProviderEventsService {
         late.push({ messageId: message.id, event, move: effect.move });
       }
       if (effect.suppress && recipient !== null) {
-        suppressions.push({ accountId: message.accountId, email: recipient, reason: effect.suppress, messageId: message.id });
+        if (dto.type !== 'bounced' || (dto.suppresses ?? bounceSuppresses(dto.reason))) {
+          suppressions.push({ accountId: message.accountId, email: recipient, reason: effect.suppress, messageId: message.id });
+        } else {
+          this.logger.error(
+            `${message.id} bounced at ${recipient} for a reason other than the address (${dto.reason ?? 'no reason given'}): ` +
+              'not suppressed; a policy or content refusal usually means the relay, its configuration or the content is at fault',
+          );
+        }
       }
     });
 

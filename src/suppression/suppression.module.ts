@@ -2,12 +2,13 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { SuppressionEntry } from './suppression-entry.entity';
 import { SuppressionController } from './suppression.controller';
+import { SuppressionLifts } from './suppression-lifts';
 import { SuppressionService } from './suppression.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([SuppressionEntry])],
   controllers: [SuppressionController],
-  providers: [SuppressionService],
-  exports: [SuppressionService],
+  providers: [SuppressionService, SuppressionLifts],
+  exports: [SuppressionService, SuppressionLifts],
 })
 export class SuppressionModule {}

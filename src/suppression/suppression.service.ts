@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { In, Repository } from 'typeorm';
 import { normalizeEmailAddress } from '../common/email-address';
 import { AppException } from '../common/errors/app.exception';
 import { decodePageCursor, encodePageCursor, newestFirstPage } from '../common/http/page-cursor';
 import { newId } from '../common/ids';
 import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
 import { SuppressionEntry, SuppressionReason } from './suppression-entry.entity';
+import { SuppressionLifts } from './suppression-lifts';
 
 export type { SuppressionReason } from './suppression-entry.entity';
 
@@ -46,7 +47,10 @@ export class SuppressionService {
     MAX_CONCURRENT_LOOKUPS,
   );
 
-  constructor(@InjectRepository(SuppressionEntry) private readonly entries: Repository<SuppressionEntry>) {}
+  constructor(
+    @InjectRepository(SuppressionEntry) private readonly entries: Repository<SuppressionEntry>,
+    private readonly lifts: SuppressionLifts,
+  ) {}
 
   /** Adds the address; an address already on the list keeps its first entry (idempotent). */
   async add(accountId: string, email: string, reason: SuppressionReason, source?: string): Promise<SuppressionEntry> {
@@ -103,6 +107,13 @@ export class SuppressionService {
     return lookups.map(({ accountId, addresses }) => new Set(addresses.filter((email) => suppressed.has(`${accountId} ${email}`))));
   }
 
+  /** The entries of `emails` (compared case-insensitively) on the account's list, one query. */
+  async entriesAmong(accountId: string, emails: string[]): Promise<SuppressionEntry[]> {
+    const addresses = [...new Set(emails.map(normalizeEmailAddress))];
+    if (addresses.length === 0) return [];
+    return this.entries.findBy({ accountId, email: In(addresses) });
+  }
+
   async isSuppressed(accountId: string, email: string): Promise<boolean> {
     return (await this.find(accountId, email)) !== null;
   }
@@ -125,11 +136,12 @@ export class SuppressionService {
     return { entries, total, nextCursor: next && encodePageCursor(listing, next, total) };
   }
 
-  /** Takes the address off the list; 404 if it is not on it. */
+  /** Takes the address off the list (and tells SuppressionLifts' listeners); 404 if it is not on it. */
   async remove(accountId: string, email: string): Promise<SuppressionEntry> {
     const entry = await this.find(accountId, email);
     if (!entry) throw AppException.notFound('Suppression entry', normalizeEmailAddress(email));
     await this.entries.delete({ id: entry.id, accountId });
+    this.lifts.lifted(accountId, entry.email);
     return entry;
   }
 }

@@ -94,28 +94,41 @@ export function checkLiquidTemplate(parts: LiquidParts): { field: LiquidPart; me
   return problems;
 }
 
+export interface LiquidRenderBudget {
+  /**
+   * Milliseconds the whole call may render for, all parts together, instead of each part's own budget: a render on
+   * an HTTP request's thread (a form email) must not hold it.
+   */
+  renderLimitMs?: number;
+}
+
 /**
  * Renders the parts given with `context`: html escaped, text and subject verbatim, the subject made one line.
  * A part that does not parse or exceeds a budget is a 400 VALIDATION_FAILED naming the part.
  */
-export function renderLiquid(parts: LiquidParts, context: Record<string, unknown>): RenderedLiquid {
+export function renderLiquid(parts: LiquidParts, context: Record<string, unknown>, budget: LiquidRenderBudget = {}): RenderedLiquid {
   const problems = checkLiquidTemplate(parts);
   if (problems.length > 0) throw AppException.validation(problems);
+  const deadline = budget.renderLimitMs === undefined ? undefined : performance.now() + budget.renderLimitMs;
   const rendered: RenderedLiquid = { subject: '' };
   for (const part of PARTS) {
     const source = parts[part];
     if (typeof source !== 'string') continue;
-    const output = renderPart(part, source, context);
+    const output = renderPart(part, source, context, deadline);
     if (part === 'subject') rendered.subject = toSubjectLine(output);
     else rendered[part] = output;
   }
   return rendered;
 }
 
-function renderPart(part: LiquidPart, source: string, context: Record<string, unknown>): string {
+function renderPart(part: LiquidPart, source: string, context: Record<string, unknown>, deadline: number | undefined): string {
   try {
+    const engine = engines.engineFor(part);
+    // LiquidJS counts its renderLimit from the start of a part's render: a part gets what the call has left.
+    const left = deadline === undefined ? undefined : Math.min(deadline - performance.now(), engine.options.renderLimit);
+    if (left !== undefined && left <= 0) throw new Error('template render limit exceeded');
     // LiquidJS types a render as `any`; without its keepOutputType option it is the output string.
-    const text = engines.engineFor(part).renderSync(engines.parse(part, source), context) as string;
+    const text = engine.renderSync(engines.parse(part, source), context, left === undefined ? undefined : { renderLimit: left }) as string;
     // Checked before anything reads the characters: a long output is still a cheap string of references here.
     if (text.length > MAX_RENDERED_CHARS) throw new Error(`output is larger than ${MAX_RENDERED_CHARS / 1024 / 1024} MB`);
     return text;

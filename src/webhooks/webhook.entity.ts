@@ -2,7 +2,10 @@ import { Column, CreateDateColumn, Entity, Index, UpdateDateColumn } from 'typeo
 import { AccountOwned } from '../accounts/account-owned';
 import { DEFAULT_MAX_CONCURRENCY } from './webhook-endpoint-limits';
 
-/** What a webhook can subscribe to (D-23): the spec's four, then sent, complained, unsubscribed, form submissions and disables. */
+/**
+ * What a webhook can subscribe to (D-23): the spec's four, then sent, complained, unsubscribed, form submissions,
+ * disables, and form notifications not delivered (a suppressed owner address, a bounce or failure).
+ */
 export const WEBHOOK_EVENT_TYPES = [
   'delivered',
   'bounced',
@@ -13,6 +16,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'unsubscribed',
   'form.submission',
   'webhook.disabled',
+  'form.notification_failed',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

@@ -90,7 +90,7 @@ describe('Forwarding: whom delivery status notifications are owed, and the sweep
     await h.t.app.get(EmailSweeper).sweep(new Date());
     const dsn = await h.sink.waitFor((m) => m.envelope.rcptTo.includes(sender));
     expect((await parseDeliveryReport(dsn.raw))?.recipients).toEqual([
-      { outcome: 'bounced', recipient: `crash@${DOMAIN}`, status: '5.7.1', reason: '554 5.7.1 Message refused' },
+      { outcome: 'bounced', recipient: `crash@${DOMAIN}`, status: '5.7.1', reason: '554 5.7.1 Message refused', suppresses: false },
     ]);
   });
 

@@ -63,6 +63,7 @@ describe('Forwarding: delivery status notifications to the original sender', () 
         status: '5.1.1',
         // The destination is the account's: the sender reads the address it wrote, also in the next hop's answer.
         reason: `550 5.1.1 <gone@${DOMAIN}>: Recipient address rejected: User unknown`,
+        suppresses: true,
       },
     ]);
     expect(report?.originalMessageId).toBe(`<${subject.replace(/\W/g, '')}@origin.test>`);
@@ -126,7 +127,7 @@ describe('Forwarding: delivery status notifications to the original sender', () 
     const lostDsn = await h.sink.waitFor((m) => m.envelope.rcptTo.includes(lostSender), 40_000);
     expect(await h.statusOf(lost.id)).toBe('failed');
     expect((await parseDeliveryReport(lostDsn.raw))?.recipients).toEqual([
-      { outcome: 'bounced', recipient: `lost@${DOMAIN}`, status: '4.4.7', reason: 'delivery time expired' },
+      { outcome: 'bounced', recipient: `lost@${DOMAIN}`, status: '4.4.7', reason: 'delivery time expired', suppresses: false },
     ]);
     // The received message is gone: no headers to return, the notification still answers its Message-ID.
     expect(lostDsn.raw.toString()).not.toContain('text/rfc822-headers');
@@ -149,7 +150,13 @@ describe('Forwarding: delivery status notifications to the original sender', () 
     expect(await h.statusOf(forwardedId)).toBe('failed');
     const dsn = await h.sink.waitFor((m) => m.envelope.rcptTo.includes(sender));
     expect((await parseDeliveryReport(dsn.raw))?.recipients).toEqual([
-      { outcome: 'bounced', recipient: `muted@${DOMAIN}`, status: '5.2.1', reason: 'mailbox disabled, not accepting messages' },
+      {
+        outcome: 'bounced',
+        recipient: `muted@${DOMAIN}`,
+        status: '5.2.1',
+        reason: 'mailbox disabled, not accepting messages',
+        suppresses: true,
+      },
     ]);
     expect(dsn.raw.toString()).not.toContain('muted@dest.test');
   });

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { IncomingMessage, request as httpRequest } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { AppProcess, createInstallation, Installation, startAppProcess } from '../support/app-process';
@@ -181,14 +182,26 @@ describe('start-up: loud, bounded, one line per failure, and links that follow P
       expect(form.status).toBeLessThan(300);
       const { submitUrl } = (await form.json()) as { submitUrl: string };
       expect(submitUrl).toMatch(new RegExp(`^${own}/f/frm_`));
-      const thanks = await fetch(submitUrl.replace(own, base), {
-        method: 'POST',
-        redirect: 'manual',
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: `Bearer ${installation.operatorKey}` },
-        body: 'email=visitor%40example.org&message=hi',
-      });
-      expect(thanks.status).toBe(303);
-      expect(thanks.headers.get('location')).toMatch(new RegExp(`^${own}/`));
+      // A browser's form post: Node's fetch() says Sec-Fetch-Mode: cors, a script's request, answered in JSON.
+      const thanks = await new Promise<IncomingMessage>((resolve, reject) =>
+        httpRequest(
+          submitUrl.replace(own, base),
+          {
+            method: 'POST',
+            headers: {
+              'Content-Type': 'application/x-www-form-urlencoded',
+              Accept: 'text/html',
+              Authorization: `Bearer ${installation.operatorKey}`,
+            },
+          },
+          resolve,
+        )
+          .on('error', reject)
+          .end('email=visitor%40example.org&message=hi'),
+      );
+      thanks.resume();
+      expect(thanks.statusCode).toBe(303);
+      expect(thanks.headers.location).toMatch(new RegExp(`^${own}/`));
 
       // "Try it out" calls the origin that served the page; PUBLIC_URL stays listed.
       const document = (await (await fetch(`${base}/docs-json`)).json()) as { servers: { url: string }[] };

@@ -158,9 +158,12 @@ describe('CSV export of a large form', () => {
     expect(csv.records).toBe(ROWS);
     expect(csv.distinctIds).toBe(ROWS);
 
-    // The declared field, then the most frequent ones (email in every row, then f_0, f_1, …) up to the cap.
+    // The declared field and the most frequent ones (email in every row, then f_0, f_1, …) up to the cap, in the order
+    // the rows hold them (here jsonb's, which the rows were built with).
     const fieldColumns = ['message', 'email', ...Array.from({ length: CSV_FIELD_COLUMNS - 2 }, (_, k) => `f_${k}`)];
-    expect(csv.header).toEqual(['id', 'created_at', 'status', ...fieldColumns, 'files', 'ip', 'user_agent', 'origin', 'other_fields']);
+    expect(csv.header.slice(0, 3)).toEqual(['id', 'created_at', 'status']);
+    expect(csv.header.slice(3, -5).sort()).toEqual([...fieldColumns].sort());
+    expect(csv.header.slice(-5)).toEqual(['files', 'ip', 'user_agent', 'origin', 'other_fields']);
 
     // Each row's fields are all there: in their column or in other_fields.
     const stored: { id: string; fields: Record<string, string>; status: string }[] = await dataSource.query(

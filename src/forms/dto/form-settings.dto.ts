@@ -17,6 +17,14 @@ export class FormAcknowledgmentDto {
   @IsOptional()
   @ApiPropertyOptional({ example: 'Thanks, we got your message' })
   subject?: string;
+
+  @IsOptional()
+  @ApiPropertyOptional({
+    example: 'hello@example.com',
+    description:
+      'Reply-To of the acknowledgment. Without it the acknowledgment has no Reply-To (it never shows the notification recipients)',
+  })
+  replyTo?: string;
 }
 
 export class FormSpamProtectionDto {
@@ -78,6 +86,17 @@ export class FormSpamProtectionDto {
     description: 'Present (true) when a captcha_secret is stored. Ignored on input, so a form read can be sent back.',
   })
   captcha_secret_set?: boolean;
+
+  @IsOptional()
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: 200,
+    example: ['ada@example.org', '@partner.example'],
+    description:
+      'Senders whose posts skip the content filter: an address, or every address of a domain (@partner.example), ' +
+      'matched against the submission’s email field. The honeypots and the challenge still apply to them.',
+  })
+  allowlist?: string[];
 }
 
 export class FormSettingsDto {
@@ -106,6 +125,16 @@ export class FormSettingsDto {
   @IsOptional()
   @ApiPropertyOptional({ example: 'email', description: 'An address, or the submitted field that holds one' })
   replyTo?: string;
+
+  @IsOptional()
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['sales@example.com'],
+    description:
+      'Addresses a post’s `_cc` field may copy the notification to (Cc), at most 50. A `_cc` address not listed here is ' +
+      'ignored without an error: a visitor can change the form’s HTML, and the form must not mail whoever they name.',
+  })
+  ccAllowed?: string[];
 
   @IsOptional()
   @ApiPropertyOptional({ type: FormAcknowledgmentDto })
@@ -138,6 +167,17 @@ export class FormSettingsDto {
   @IsOptional()
   @ApiPropertyOptional({ type: [String], example: ['email', 'message'], description: 'Fields every submission must fill in' })
   requiredFields?: string[];
+
+  @IsOptional()
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['iso', 'docm'],
+    description:
+      'Upload types refused by default because Gmail and Outlook refuse them (disk images, macro-enabled Office ' +
+      'documents, OneNote, shortcuts, web archives, archives that cannot be inspected, …) that this form accepts, by ' +
+      'extension. Programs, pages a browser runs, encrypted archives and PDFs that run JavaScript are never accepted.',
+  })
+  allowedFileTypes?: string[];
 
   @IsOptional()
   @ApiPropertyOptional({

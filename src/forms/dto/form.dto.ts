@@ -1,8 +1,10 @@
 import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Length } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsOptional, IsString, Length } from 'class-validator';
 import { PageQueryDto } from '../../common/http/page-query.dto';
 import type { Form, FormKind } from '../form.entity';
 import { SUBMISSION_STATUSES, type FormSubmission, SubmissionStatus } from '../form-submission.entity';
+import { SubmissionNotificationDto, SuppressedRecipientDto } from '../notifications/notification.dto';
 import { publicFormSettings } from '../spam/captcha-secret';
 import { FormSettingsDto } from './form-settings.dto';
 
@@ -69,13 +71,21 @@ export class FormDto {
   @ApiProperty({ type: FormSettingsDto, description: 'Without the CAPTCHA secret: spam_protection.captcha_secret_set says one is stored' })
   settings: FormSettingsDto;
 
+  @ApiProperty({
+    type: [SuppressedRecipientDto],
+    description:
+      'Notification recipients (the form’s, or its domain’s contactRecipients) on the suppression list now: their ' +
+      'notifications are held on the submissions, and sent once the address is taken off (DELETE /email/suppression/{email})',
+  })
+  suppressedRecipients: SuppressedRecipientDto[];
+
   @ApiProperty({ format: 'date-time' })
   created_at: string;
 
   @ApiProperty({ format: 'date-time' })
   updated_at: string;
 
-  static from(form: Form, submissions: number, publicUrl: string): FormDto {
+  static from(form: Form, submissions: number, publicUrl: string, suppressedRecipients: SuppressedRecipientDto[] = []): FormDto {
     return {
       id: form.id,
       name: form.name,
@@ -87,6 +97,7 @@ export class FormDto {
       submitUrl: submitUrlOf(form, publicUrl),
       confirmed: form.confirmedAt !== null,
       settings: publicFormSettings(form.settings),
+      suppressedRecipients,
       created_at: form.createdAt.toISOString(),
       updated_at: form.updatedAt.toISOString(),
     };
@@ -113,6 +124,27 @@ export class ListSubmissionsQueryDto extends PageQueryDto {
   @IsOptional()
   @IsIn(SUBMISSION_STATUSES, { message: `status must be one of ${SUBMISSION_STATUSES.join(', ')}` })
   status?: SubmissionStatus;
+
+  @ApiPropertyOptional({
+    type: Boolean,
+    description:
+      'true: the spam folder, only submissions blocked as spam (each with its spamReason; POST …/not-spam releases one); ' +
+      'false: every submission but spam',
+  })
+  @IsOptional()
+  @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @IsBoolean({ message: 'spam must be true or false' })
+  spam?: boolean;
+
+  @ApiPropertyOptional({
+    enum: ['undelivered'],
+    description:
+      'undelivered: only submissions whose notification did not reach the owner: held for a suppressed recipient ' +
+      '(sent once the suppression is lifted), bounced or failed; see each one’s notification',
+  })
+  @IsOptional()
+  @IsIn(['undelivered'], { message: 'notification must be undelivered' })
+  notification?: 'undelivered';
 
   @ApiPropertyOptional({
     enum: ['json', 'csv'],
@@ -173,6 +205,9 @@ export class SubmissionDto {
   })
   messageIds: string[];
 
+  @ApiProperty({ type: SubmissionNotificationDto, description: 'What became of the notification to the form’s owner' })
+  notification: SubmissionNotificationDto;
+
   @ApiProperty({ type: String, nullable: true, example: '203.0.113.7' })
   ip: string | null;
 
@@ -189,7 +224,7 @@ export class SubmissionDto {
   @ApiProperty({ format: 'date-time' })
   created_at: string;
 
-  static readonly from = (s: FormSubmission): SubmissionDto => {
+  static readonly from = (s: FormSubmission, notification: SubmissionNotificationDto): SubmissionDto => {
     return {
       id: s.id,
       formId: s.formId,
@@ -198,6 +233,7 @@ export class SubmissionDto {
       fields: s.fields,
       files: s.files,
       messageIds: s.messageIds,
+      notification,
       ip: s.ip,
       userAgent: s.userAgent,
       origin: s.origin,

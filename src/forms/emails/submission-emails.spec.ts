@@ -64,7 +64,7 @@ describe('default notification', () => {
     }
     expect(html).toContain('Submitted 2024-05-06T23:30:00.000Z from 203.0.113.9 · submission sub_123');
     expect(html).not.toMatch(/<link|<style|<img|src=|url\(/i);
-    expect(html.startsWith('<!DOCTYPE html>')).toBe(true);
+    expect(html!.startsWith('<!DOCTYPE html>')).toBe(true);
   });
 
   it('never shows control fields', () => {
@@ -72,6 +72,20 @@ describe('default notification', () => {
     expect(email.text).not.toMatch(/_subject|_replyto|r@example\.org/);
     expect(email.html).not.toMatch(/_subject|_replyto|r@example\.org/);
     expect(submissionTemplateContext(submission({ fields: { a: '1', _redirect: 'x' } })).form).toEqual({ a: '1' });
+  });
+
+  it('links a stored upload’s name to its download, only for an http(s) link', () => {
+    const email = renderNotification(
+      submission({
+        files: [
+          { filename: 'cv.pdf', size: 300, url: 'https://forms.example/forms/files/tok?x=1&y=2' },
+          { filename: 'b.txt', size: 1, url: 'javascript:alert(1)' },
+        ],
+      }),
+    );
+    expect(email.text).toContain('  cv.pdf (300 B): https://forms.example/forms/files/tok?x=1&y=2\n  b.txt (1 B)\n');
+    expect(email.html).toContain('<a href="https://forms.example/forms/files/tok?x=1&amp;y=2" style="color:#0969da;">cv.pdf</a> (300 B)');
+    expect(email.html).not.toContain('javascript:');
   });
 
   it('says so when there are no fields', () => {
@@ -125,19 +139,156 @@ describe('subjects', () => {
 });
 
 describe('default acknowledgment', () => {
-  it('thanks the submitter with a copy of the fields', () => {
-    const email = renderAcknowledgment(submission());
-    expect(email.subject).toBe('We received your message');
-    expect(email.text).toContain('Thank you for your message');
-    expect(email.text).toContain('name: Ada\nemail: ada@example.org\nmessage:\n  Hello,\n  second line\ntopics: billing, api');
-    expect(email.text).not.toContain('203.0.113.9');
-    expect(email.html).toContain('>Hello,<br>second line</td>');
+  const phishing = submission({
+    fields: { name: 'Your bank', email: 'victim@example.org', message: 'Your account is locked. Verify at https://evil.test/login' },
+    files: [{ filename: 'invoice.pdf', size: 10 }],
   });
 
-  it('takes a given subject and escapes what was sent', () => {
-    const email = renderAcknowledgment(submission({ fields: { [evil]: evil } }), { subject: 'Thanks, {{ form.name || "friend" }}' });
+  it('thanks the submitter with only what the owner wrote: form name, domain, reference', () => {
+    const email = renderAcknowledgment(phishing);
+    expect(email.subject).toBe('We received your message');
+    expect(email.text).toBe(
+      [
+        'Thank you for your message',
+        '',
+        'Your message to “Contact” on example.com has been received.',
+        '',
+        '-- ',
+        'Received 2024-05-06T23:30:00.000Z · reference sub_123',
+        '',
+      ].join('\n'),
+    );
+    expect(email.html).toContain('sub_123');
+  });
+
+  it('quotes nothing the visitor sent: no field names, values or file names', () => {
+    const email = renderAcknowledgment(phishing);
+    for (const part of [email.subject, email.text, email.html!]) {
+      expect(part).not.toMatch(/Your bank|locked|evil|victim|invoice|message:|name:/);
+    }
+    expect(email.text).not.toContain('203.0.113.9');
+  });
+
+  it('is written in the submission’s language', () => {
+    expect(renderAcknowledgment(phishing, { language: 'de' })).toMatchObject({
+      subject: 'Wir haben Ihre Nachricht erhalten',
+      text: expect.stringContaining('Vielen Dank für Ihre Nachricht'),
+    });
+    expect(renderAcknowledgment(phishing, { language: 'fr' }).text).toContain('Merci pour votre message');
+    expect(renderAcknowledgment(phishing, { language: 'es' }).html).toContain('Gracias por su mensaje');
+  });
+
+  it('gives a template the fields it asks for by name, links defanged, escaped in html', () => {
+    const email = renderAcknowledgment(phishing, {
+      subject: 'Re: {{ form.message }}',
+      template: { subject: 's', text: 'You wrote: {{ form.message }}', html: '<p>{{ form.message }} {{ form.name }}</p>' },
+    });
+    expect(email.text).toBe('You wrote: Your account is locked. Verify at hxxps[:]//evil[.]test/login');
+    expect(email.html).toBe('<p>Your account is locked. Verify at hxxps[:]//evil[.]test/login Your bank</p>');
+    expect(email.subject).toBe('Re: Your account is locked. Verify at hxxps[:]//evil[.]test/login');
+  });
+
+  it('takes a given subject and escapes what a template shows', () => {
+    const email = renderAcknowledgment(submission({ fields: { [evil]: evil } }), {
+      subject: 'Thanks, {{ form.name || "friend" }}',
+      template: { subject: 's', text: null, html: '{% for f in form %}{{ f[0] }}={{ f[1] }}{% endfor %}' },
+    });
     expect(email.subject).toBe('Thanks, friend');
     expect(email.html).not.toMatch(/<script/i);
+  });
+
+  it('never uses the visitor’s _subject', () => {
+    expect(renderAcknowledgment(phishing, { literalSubject: 'Account locked' }).subject).toBe('We received your message');
+  });
+});
+
+describe('languages of the default notification', () => {
+  it('speaks English unless told otherwise, and each shipped language when told', () => {
+    expect(renderNotification(submission()).subject).toBe('New submission: Contact');
+    expect(renderNotification(submission(), { language: 'de' }).subject).toBe('Neue Einsendung: Contact');
+    expect(renderNotification(submission(), { language: 'fr' }).text).toContain('Un formulaire de example.com a été envoyé.');
+    expect(renderNotification(submission({ fields: {} }), { language: 'es' }).text).toContain('(sin campos)');
+  });
+});
+
+describe('plain format', () => {
+  it('makes a text-only notification, with a template too', () => {
+    const email = renderNotification(submission(), { format: 'plain' });
+    expect(email.html).toBeUndefined();
+    expect(email.text).toContain('name: Ada');
+    const templated = renderNotification(submission(), {
+      format: 'plain',
+      template: { subject: 's', text: null, html: '<p>Hi {{ form.name }}</p>' },
+    });
+    expect(templated).toEqual({ subject: 's', text: 'Hi Ada' });
+  });
+});
+
+describe('bidi controls', () => {
+  it('shows them escaped in names, values, file names and _subject of the notification', () => {
+    const email = renderNotification(
+      submission({
+        fields: { 'na\u202eme': 'invoice\u202Efdp.exe', msg: 'a\u2066b\u2069c\u200f\u061c' },
+        files: [{ filename: 'cv\u202Efdp.exe', size: 1 }],
+      }),
+      { literalSubject: 'Hi \u202Eereh' },
+    );
+    expect(email.text).toContain('na<U+202E>me: invoice<U+202E>fdp.exe');
+    expect(email.text).toContain('msg: a<U+2066>b<U+2069>c<U+200F><U+061C>');
+    expect(email.text).toContain('cv<U+202E>fdp.exe (1 B)');
+    expect(email.html).toContain('invoice&lt;U+202E&gt;fdp.exe');
+    expect(email.subject).toBe('Hi <U+202E>ereh');
+    for (const part of [email.subject, email.text, email.html!]) expect(part).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/);
+  });
+});
+
+describe('size cap', () => {
+  const mb = (text: string) => Buffer.byteLength(text) / 1024 / 1024;
+
+  it('cuts the longest values so that the notification stays within 5 MB, escaping counted, and says where the rest is', () => {
+    const fields = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`f${i}`, '"'.repeat(100_000)]));
+    const email = renderNotification(submission({ fields, formId: 'form_1' }));
+    expect(mb(email.text) + mb(email.html!)).toBeLessThanOrEqual(5);
+    expect(mb(email.text) + mb(email.html!)).toBeGreaterThan(4);
+    expect(email.text).toMatch(
+      /f0: "+… \(cut: \d+ more characters; the whole value is in submission sub_123: GET \/api\/forms\/form_1\/submissions\)/,
+    );
+  });
+
+  it('leaves short values whole when only one value is long', () => {
+    const email = renderNotification(
+      submission({ fields: { name: 'Ada', ...Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`x${i}`, '<'.repeat(100_000)])) } }),
+    );
+    expect(email.text).toContain('name: Ada\n');
+    expect(mb(email.text) + mb(email.html!)).toBeLessThanOrEqual(5);
+  });
+
+  it('keeps values whole when the email is small enough', () => {
+    const long = 'a'.repeat(100_000);
+    expect(renderNotification(submission({ fields: { long } })).text).toContain(`long: ${long}\n`);
+  });
+
+  it('counts the text part alone in plain format', () => {
+    const fields = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`f${i}`, '"'.repeat(100_000)]));
+    expect(renderNotification(submission({ fields }), { format: 'plain' }).text).not.toContain('cut:');
+    expect(renderNotification(submission({ fields })).text).toContain('cut:');
+  });
+
+  it('cuts the values a template gets, and falls back to the default body when the template renders more', () => {
+    const fields = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`f${i}`, 'a'.repeat(100_000)]));
+    const errors: Error[] = [];
+    const onTemplateError = (e: Error) => errors.push(e);
+    const all = { subject: 's', text: '{% for f in form %}{{ f[1] }}{% endfor %}', html: null };
+    const email = renderAcknowledgment(submission({ fields }), { template: all, onTemplateError });
+    expect(errors).toEqual([]);
+    expect(mb(email.text) + mb(email.html!)).toBeLessThanOrEqual(5);
+    expect(email.text).toContain('a… (cut: ');
+
+    const twice = { subject: 's', text: '{% for f in form %}{{ f[1] }}{{ f[1] }}{% endfor %}', html: null };
+    const fallback = renderNotification(submission({ fields }), { template: twice, onTemplateError });
+    expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/larger than 5 MB|render limit exceeded/)]);
+    expect(fallback.text).toContain('New submission: Contact');
+    expect(mb(fallback.text) + mb(fallback.html!)).toBeLessThanOrEqual(5);
   });
 });
 
@@ -197,6 +348,18 @@ describe('with a stored template', () => {
     expect(email.html).not.toMatch(/<script/i);
     expect(email.html).toContain('<b>&lt;script&gt;alert(1)&lt;/script&gt;</b>');
     expect(email.subject).toBe(evil);
+  });
+
+  it('gives a template 50 ms, then uses the default body', () => {
+    const errors: Error[] = [];
+    const started = performance.now();
+    const email = renderNotification(submission(), {
+      template: { subject: 'Slow', text: '{% for i in (1..3000) %}{% for j in (1..3000) %}{{ j }}{% endfor %}{% endfor %}', html: null },
+      onTemplateError: (err) => errors.push(err),
+    });
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(email.text).toContain('name: Ada');
+    expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/render limit exceeded/)]);
   });
 
   it('falls back to the default body when the template cannot be rendered, and says why', () => {

@@ -1,11 +1,17 @@
 import { escapeHtml } from '../../common/escape-html';
-import { htmlToText, textToHtml } from './html-text';
 import { renderLiquid, toSubjectLine } from '../../templates/liquid-dialect';
+import type { FormLanguage } from '../i18n/language';
+import { bodyBytes, cutToBudget, MAX_FORM_EMAIL_BODY_BYTES, VALUES_BUDGET } from './email-size';
+import { EMAIL_STRINGS, EmailStrings } from './email-strings';
+import { htmlToText, textToHtml } from './html-text';
+import { defangLinks, escapeBidi } from './visitor-text';
 
 /** One form submission, as the emails about it see it. */
 export interface SubmissionEmailContext {
   /** The form's name. */
   formName: string;
+  /** The form's id: a value cut short in the notification points to the stored submission by it. */
+  formId?: string;
   /** The form's domain, if any. */
   domain: string | null;
   /** Submitted fields without control fields (names starting with `_`; any left are dropped here too). */
@@ -14,13 +20,15 @@ export interface SubmissionEmailContext {
   /** ISO 8601. */
   timestamp: string;
   submissionId: string;
-  files: { filename: string; size: number }[];
+  /** `url`: where the owner downloads the stored upload; the notification links its name to it. */
+  files: { filename: string; size: number; url?: string }[];
 }
 
 export interface RenderedEmail {
   subject: string;
   text: string;
-  html: string;
+  /** Absent for a text-only email (`_format=plain`). */
+  html?: string;
 }
 
 /** A stored template of type form or acknowledgment (Liquid, D-28). */
@@ -40,15 +48,29 @@ export interface SubmissionEmailOptions {
   template?: SubmissionTemplate;
   /** Told when the template's body cannot be rendered (a budget ran out) and the default body is used instead. */
   onTemplateError?: (error: Error) => void;
+  /** The language of the default subject and body; English when not given. */
+  language?: FormLanguage;
+  /** `plain` (`_format=plain`): a text part only. */
+  format?: 'plain';
 }
+
+/**
+ * Milliseconds a tenant's Liquid template may take to render one form email: it renders on the thread of the
+ * HTTP request that posted the form, so a template with runaway loops must not hold it (the default body is used).
+ * A real template takes well under 1 ms; the rest is room for a garbage collection pause on a busy machine.
+ */
+export const FORM_EMAIL_RENDER_MS = 50;
 
 type Fields = [name: string, value: string][];
 
-/** The Liquid context of a submission: `{{ form.<field> }}`, `{{ domain }}`, `{{ timestamp }}`, `{{ ip }}`, `{{ submission.id }}`. */
-export function submissionTemplateContext(ctx: SubmissionEmailContext): Record<string, unknown> {
+/**
+ * The Liquid context of a submission: `{{ form.<field> }}`, `{{ domain }}`, `{{ timestamp }}`, `{{ ip }}`,
+ * `{{ submission.id }}`; `fields` as the email shows them (bidi controls escaped, long values cut, links defanged).
+ */
+export function submissionTemplateContext(ctx: SubmissionEmailContext, fields: Fields = visibleFields(ctx)): Record<string, unknown> {
   return {
     // Repeated fields read as one value, "a, b": LiquidJS would print a list without separators.
-    form: Object.fromEntries(visibleFields(ctx)),
+    form: Object.fromEntries(fields),
     domain: ctx.domain,
     timestamp: ctx.timestamp,
     ip: ctx.ip,
@@ -58,27 +80,43 @@ export function submissionTemplateContext(ctx: SubmissionEmailContext): Record<s
 
 /** The email to the form's owner: the template's parts, or a table of every field. */
 export function renderNotification(ctx: SubmissionEmailContext, options: SubmissionEmailOptions = {}): RenderedEmail {
-  return renderSubmissionEmail(ctx, options, {
-    subject: `New submission: ${ctx.formName}`,
-    body: () => notificationBody(ctx),
-  });
+  const strings = EMAIL_STRINGS[options.language ?? 'en'];
+  const withHtml = options.format !== 'plain';
+  const fields = shownFields(ctx, withHtml, (more) => strings.cutInNotification(more, ctx.submissionId, ctx.formId));
+  const email = renderSubmissionEmail(
+    ctx,
+    () => fields,
+    { ...options, literalSubject: options.literalSubject && escapeBidi(options.literalSubject) },
+    { subject: strings.notificationSubject(ctx.formName), body: () => notificationBody(ctx, fields, strings) },
+  );
+  return withHtml ? email : { subject: email.subject, text: email.text };
 }
 
-/** The email to the submitter: the template's parts, or a short thank-you with a copy of the fields. */
+/**
+ * The email to the submitter, at an address the visitor typed: the template's parts, or a short thank-you that
+ * quotes nothing the visitor sent. A template may ask for fields by name; their links come defanged.
+ */
 export function renderAcknowledgment(ctx: SubmissionEmailContext, options: SubmissionEmailOptions = {}): RenderedEmail {
-  return renderSubmissionEmail(ctx, options, {
-    subject: 'We received your message',
-    body: () => acknowledgmentBody(ctx),
-  });
+  const strings = EMAIL_STRINGS[options.language ?? 'en'];
+  // Only an owner's template or subject reads the fields: the default body quotes none.
+  const fields = () => shownFields(ctx, true, strings.cutInAcknowledgment, defangLinks);
+  return renderSubmissionEmail(
+    ctx,
+    fields,
+    { ...options, literalSubject: undefined },
+    { subject: strings.acknowledgmentSubject, body: () => acknowledgmentBody(ctx, strings) },
+  );
 }
 
 function renderSubmissionEmail(
   ctx: SubmissionEmailContext,
+  fields: () => Fields,
   options: SubmissionEmailOptions,
   defaults: { subject: string; body: () => { text: string; html: string } },
-): RenderedEmail {
-  const context = { ...options.template?.variables, ...submissionTemplateContext(ctx) };
+): { subject: string; text: string; html: string } {
   const subjectSource = options.subject ?? options.template?.subject;
+  const readsFields = options.template || (!options.literalSubject && subjectSource?.includes('{'));
+  const context = readsFields ? { ...options.template?.variables, ...submissionTemplateContext(ctx, fields()) } : {};
   const subject =
     (options.literalSubject ? toSubjectLine(options.literalSubject) : '') ||
     (subjectSource ? renderSubject(subjectSource, context) : '') ||
@@ -91,7 +129,7 @@ function renderSubmissionEmail(
 function renderSubject(source: string, context: Record<string, unknown>): string {
   if (!source.includes('{')) return toSubjectLine(source);
   try {
-    return renderLiquid({ subject: source }, context).subject;
+    return renderLiquid({ subject: source }, context, { renderLimitMs: FORM_EMAIL_RENDER_MS }).subject;
   } catch {
     return toSubjectLine(source);
   }
@@ -104,38 +142,40 @@ function templateBody(
 ): { text: string; html: string } | null {
   if (template.text == null && template.html == null) return null;
   try {
-    const rendered = renderLiquid({ text: template.text, html: template.html }, context);
+    const rendered = renderLiquid({ text: template.text, html: template.html }, context, { renderLimitMs: FORM_EMAIL_RENDER_MS });
     const html = rendered.html ?? textToHtml(rendered.text ?? '');
-    return { text: rendered.text ?? htmlToText(html), html };
+    const body = { text: rendered.text ?? htmlToText(html), html };
+    if (bodyBytes(body) > MAX_FORM_EMAIL_BODY_BYTES)
+      throw new Error(`the rendered email is larger than ${MAX_FORM_EMAIL_BODY_BYTES / 1024 / 1024} MB`);
+    return body;
   } catch (err) {
     onError?.(err as Error);
     return null;
   }
 }
 
-function notificationBody(ctx: SubmissionEmailContext): { text: string; html: string } {
-  const fields = visibleFields(ctx);
-  const heading = `New submission: ${ctx.formName}`;
-  const intro = ctx.domain ? `A form on ${ctx.domain} was submitted.` : 'A form was submitted.';
-  const footer = `Submitted ${ctx.timestamp} from ${ctx.ip} · submission ${ctx.submissionId}`;
+function notificationBody(ctx: SubmissionEmailContext, fields: Fields, strings: EmailStrings): { text: string; html: string } {
+  const heading = strings.notificationSubject(ctx.formName);
+  const intro = strings.notificationIntro(ctx.domain);
+  const footer = strings.notificationFooter(ctx.timestamp, ctx.ip, ctx.submissionId);
+  const files = ctx.files.map((file) => ({ ...file, filename: escapeBidi(file.filename) }));
   return {
     text:
-      [oneLine(heading), oneLine(intro), textFields(fields), textFiles(ctx.files), `-- \n${oneLine(footer)}`].filter(Boolean).join('\n\n') +
-      '\n',
-    html: htmlDocument(heading, intro, fields, ctx.files, footer),
+      [oneLine(heading), oneLine(intro), textFields(fields, strings), textFiles(files, strings), `-- \n${oneLine(footer)}`]
+        .filter(Boolean)
+        .join('\n\n') + '\n',
+    html: htmlDocument(heading, intro, [htmlFields(fields, strings), htmlFiles(files, strings)], footer),
   };
 }
 
-function acknowledgmentBody(ctx: SubmissionEmailContext): { text: string; html: string } {
-  const fields = visibleFields(ctx);
-  const heading = 'Thank you for your message';
-  const intro = `We received your message${ctx.domain ? ` on ${ctx.domain}` : ''}. Here is a copy of what you sent:`;
-  const footer = `Received ${ctx.timestamp} · reference ${ctx.submissionId}`;
+/** Only what the owner wrote: the form's name, its domain, the reference. Nothing the visitor typed. */
+function acknowledgmentBody(ctx: SubmissionEmailContext, strings: EmailStrings): { text: string; html: string } {
+  const heading = strings.acknowledgmentHeading;
+  const intro = strings.acknowledgmentIntro(ctx.formName, ctx.domain);
+  const footer = strings.acknowledgmentFooter(ctx.timestamp, ctx.submissionId);
   return {
-    text:
-      [oneLine(heading), oneLine(intro), textFields(fields), textFiles(ctx.files), `-- \n${oneLine(footer)}`].filter(Boolean).join('\n\n') +
-      '\n',
-    html: htmlDocument(heading, intro, fields, ctx.files, footer),
+    text: [oneLine(heading), oneLine(intro), `-- \n${oneLine(footer)}`].join('\n\n') + '\n',
+    html: htmlDocument(heading, intro, [], footer),
   };
 }
 
@@ -145,9 +185,29 @@ function visibleFields(ctx: SubmissionEmailContext): Fields {
     .map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : String(value ?? '')]);
 }
 
+/**
+ * The fields as an email shows them: bidi controls escaped (and `reshape` applied), then the longest values cut to
+ * keep the email within its cap.
+ */
+function shownFields(
+  ctx: SubmissionEmailContext,
+  withHtml: boolean,
+  pointer: (more: number) => string,
+  reshape: (text: string) => string = (text) => text,
+): Fields {
+  const fields = visibleFields(ctx).map(([name, value]): [string, string] => [reshape(escapeBidi(name)), reshape(escapeBidi(value))]);
+  const values = cutToBudget(
+    fields.map(([, value]) => value),
+    VALUES_BUDGET,
+    withHtml,
+    pointer,
+  );
+  return fields.map(([name], i) => [name, values[i]]);
+}
+
 /** `name: value`; a value of several lines starts on the next line, indented. */
-function textFields(fields: Fields): string {
-  if (fields.length === 0) return '(no fields)';
+function textFields(fields: Fields, strings: EmailStrings): string {
+  if (fields.length === 0) return strings.noFields;
   return fields
     .map(([name, value]) => {
       const lines = value.split(/\r\n|\r|\n/);
@@ -156,16 +216,17 @@ function textFields(fields: Fields): string {
     .join('\n');
 }
 
-function textFiles(files: SubmissionEmailContext['files']): string {
+function textFiles(files: SubmissionEmailContext['files'], strings: EmailStrings): string {
   if (files.length === 0) return '';
-  return `Files:\n${files.map((file) => `  ${oneLine(file.filename)} (${formatSize(file.size)})`).join('\n')}`;
+  const line = (file: SubmissionEmailContext['files'][number]) =>
+    `  ${oneLine(file.filename)} (${formatSize(file.size)})${linkOf(file) ? `: ${linkOf(file)}` : ''}`;
+  return `${strings.files}:\n${files.map(line).join('\n')}`;
 }
 
 const FONT = 'font-family:Arial,Helvetica,sans-serif;font-size:14px;line-height:1.5;color:#1f2328;';
 const CELL = 'padding:8px 0;border-bottom:1px solid #eaecef;vertical-align:top;';
 
-/** A plain table layout with inline styles only: no external CSS, fonts or images, as email clients need. */
-function htmlDocument(heading: string, intro: string, fields: Fields, files: SubmissionEmailContext['files'], footer: string): string {
+function htmlFields(fields: Fields, strings: EmailStrings): string {
   const rows = fields.length
     ? fields
         .map(
@@ -174,12 +235,31 @@ function htmlDocument(heading: string, intro: string, fields: Fields, files: Sub
             `<td style="${CELL}word-break:break-word;">${textToHtml(value)}</td></tr>`,
         )
         .join('\n')
-    : `<tr><td style="${CELL}color:#57606a;">(no fields)</td></tr>`;
-  const fileList = files.length
-    ? `<tr><td style="padding:16px 24px 0;${FONT}"><strong>Files</strong><br>` +
-      files.map((file) => `${escapeHtml(file.filename)} (${formatSize(file.size)})`).join('<br>') +
-      '</td></tr>'
-    : '';
+    : `<tr><td style="${CELL}color:#57606a;">${escapeHtml(strings.noFields)}</td></tr>`;
+  return [
+    `<tr><td style="padding:0 24px;"><table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="${FONT}">`,
+    rows,
+    '</table></td></tr>',
+  ].join('\n');
+}
+
+function htmlFiles(files: SubmissionEmailContext['files'], strings: EmailStrings): string {
+  if (files.length === 0) return '';
+  const entry = (file: SubmissionEmailContext['files'][number]) => {
+    const name = escapeHtml(file.filename);
+    const link = linkOf(file);
+    return `${link ? `<a href="${escapeHtml(link)}" style="color:#0969da;">${name}</a>` : name} (${formatSize(file.size)})`;
+  };
+  return `<tr><td style="padding:16px 24px 0;${FONT}"><strong>${escapeHtml(strings.files)}</strong><br>${files.map(entry).join('<br>')}</td></tr>`;
+}
+
+/** A stored upload's download link: ours, but only http(s) becomes a link. */
+function linkOf(file: SubmissionEmailContext['files'][number]): string | undefined {
+  return file.url && /^https?:\/\/[^\s"<>]+$/i.test(file.url) ? file.url : undefined;
+}
+
+/** A plain table layout with inline styles only: no external CSS, fonts or images, as email clients need. */
+function htmlDocument(heading: string, intro: string, sections: string[], footer: string): string {
   return [
     '<!DOCTYPE html>',
     '<html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -189,10 +269,7 @@ function htmlDocument(heading: string, intro: string, fields: Fields, files: Sub
     `<table role="presentation" width="600" cellpadding="0" cellspacing="0" border="0" style="width:100%;max-width:600px;background-color:#ffffff;border:1px solid #e3e5e8;${FONT}">`,
     `<tr><td style="padding:20px 24px 4px;font-size:18px;font-weight:bold;">${escapeHtml(heading)}</td></tr>`,
     `<tr><td style="padding:0 24px 8px;color:#57606a;">${escapeHtml(intro)}</td></tr>`,
-    `<tr><td style="padding:0 24px;"><table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="${FONT}">`,
-    rows,
-    '</table></td></tr>',
-    fileList,
+    ...sections,
     `<tr><td style="padding:16px 24px 20px;font-size:12px;color:#8c959f;">${escapeHtml(footer)}</td></tr>`,
     '</table>',
     '</td></tr></table>',

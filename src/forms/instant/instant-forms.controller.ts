@@ -20,6 +20,8 @@ import { AppConfigService } from '../../config/app-config.service';
 import { QUOTA_429_DESCRIPTION } from '../../quotas/quota-docs';
 import { FormDto, FormListDto, ListSubmissionsQueryDto, SubmissionDto, SubmissionPageDto } from '../dto/form.dto';
 import { FormsService } from '../forms.service';
+import { SubmissionNotificationDto } from '../notifications/notification.dto';
+import { SubmissionNotifications } from '../notifications/submission-notifications';
 import { simplePage } from '../submissions/pages';
 import { CreateInstantFormBatchDto, CreateInstantFormDto } from './instant-forms.dto';
 import { InstantFormsService } from './instant-forms.service';
@@ -39,6 +41,7 @@ export class InstantFormsController {
     private readonly instant: InstantFormsService,
     private readonly forms: FormsService,
     private readonly config: AppConfigService,
+    private readonly notifications: SubmissionNotifications,
   ) {}
 
   @Post()
@@ -120,7 +123,10 @@ export class InstantFormsController {
       limit: query.limit ?? 50,
       cursor: query.cursor,
       status: query.status,
+      notification: query.notification,
     });
-    return { submissions: page.submissions.map(SubmissionDto.from), total: page.total, nextCursor: page.nextCursor };
+    const notifications = await this.notifications.ofPage(auth.accountId, page.submissions);
+    const submissions = page.submissions.map((s) => SubmissionDto.from(s, SubmissionNotificationDto.from(notifications.get(s.id)!)));
+    return { submissions, total: page.total, nextCursor: page.nextCursor };
   }
 }

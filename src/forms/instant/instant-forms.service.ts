@@ -12,7 +12,8 @@ import { OutboxService } from '../../outbox/outbox.service';
 import { Form } from '../form.entity';
 import type { FormSettings } from '../form-settings';
 import { FormsService } from '../forms.service';
-import { SubmissionEmails, submissionMetering, SubmissionsService } from '../submissions/submissions.service';
+import { SubmissionMail } from '../submissions/submission-mail';
+import { SubmissionEmails, submissionMetering } from '../submissions/submission-record';
 import type { CreateInstantFormDto } from './instant-forms.dto';
 
 /** A confirmation that arrives this long after the first one releases what the first left held (a crash, a race). */
@@ -47,7 +48,7 @@ export class InstantFormsService {
   constructor(
     private readonly forms: FormsService,
     private readonly outbox: OutboxService,
-    private readonly submissions: SubmissionsService,
+    private readonly submissionMail: SubmissionMail,
     private readonly config: AppConfigService,
     private readonly limiter: RateLimitService,
   ) {}
@@ -105,7 +106,7 @@ export class InstantFormsService {
     const releases: Release[] = [];
     let released = 0;
     try {
-      for (const submission of held) releases.push(await this.submissions.release(form, submission));
+      for (const submission of held) releases.push(await this.submissionMail.release(form, submission));
       let refusal = await this.accept(form, releases);
       if (!refusal) released = releases.length;
       const fitting = refusal ? fittingCount(releases, roomLeft(refusal)) : 0;

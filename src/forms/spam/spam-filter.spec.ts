@@ -1,26 +1,30 @@
-import { contentFilterReason, DEFAULT_HONEYPOT, honeypotTripped } from './spam-filter';
+import { contentFilterReason, DEFAULT_HONEYPOT, trippedHoneypot } from './spam-filter';
 
-describe('honeypotTripped', () => {
-  it('is false when the honeypot is absent, empty or whitespace', () => {
-    expect(honeypotTripped({ name: 'Ann' }, DEFAULT_HONEYPOT)).toBe(false);
-    expect(honeypotTripped({ _service_honeypot: '' }, DEFAULT_HONEYPOT)).toBe(false);
-    expect(honeypotTripped({ _service_honeypot: '  \n' }, DEFAULT_HONEYPOT)).toBe(false);
-    expect(honeypotTripped({ _service_honeypot: ['', ' '] }, DEFAULT_HONEYPOT)).toBe(false);
+describe('trippedHoneypot', () => {
+  it('is null when every honeypot is absent, empty or whitespace', () => {
+    expect(trippedHoneypot({ name: 'Ann' }, DEFAULT_HONEYPOT)).toBeNull();
+    expect(trippedHoneypot({ _service_honeypot: '' }, DEFAULT_HONEYPOT)).toBeNull();
+    expect(trippedHoneypot({ _service_honeypot: '  \n' }, DEFAULT_HONEYPOT)).toBeNull();
+    expect(trippedHoneypot({ _service_honeypot: ['', ' '] }, DEFAULT_HONEYPOT)).toBeNull();
+    expect(trippedHoneypot({ _gotcha: '', botcheck: '' }, DEFAULT_HONEYPOT)).toBeNull();
   });
 
-  it('is true when the default honeypot holds text', () => {
-    expect(honeypotTripped({ _service_honeypot: 'http://spam.example' }, DEFAULT_HONEYPOT)).toBe(true);
-    expect(honeypotTripped({ _service_honeypot: ['', 'x'] }, DEFAULT_HONEYPOT)).toBe(true);
+  it('names the default honeypot when it holds text', () => {
+    expect(trippedHoneypot({ _service_honeypot: 'http://spam.example' }, DEFAULT_HONEYPOT)).toBe('_service_honeypot');
+    expect(trippedHoneypot({ _service_honeypot: ['', 'x'] }, DEFAULT_HONEYPOT)).toBe('_service_honeypot');
   });
 
-  it('checks the configured name and still the default one', () => {
-    expect(honeypotTripped({ website: 'bot' }, 'website')).toBe(true);
-    expect(honeypotTripped({ _service_honeypot: 'bot' }, 'website')).toBe(true);
-    expect(honeypotTripped({ website: '' }, 'website')).toBe(false);
+  it('checks the configured name and still the default ones', () => {
+    expect(trippedHoneypot({ website: 'bot' }, 'website')).toBe('website');
+    expect(trippedHoneypot({ _service_honeypot: 'bot' }, 'website')).toBe('_service_honeypot');
+    expect(trippedHoneypot({ _gotcha: 'bot' }, 'website')).toBe('_gotcha');
+    expect(trippedHoneypot({ website: '' }, 'website')).toBeNull();
   });
 
-  it('ignores other conventional trap names such as _gotcha', () => {
-    expect(honeypotTripped({ _gotcha: 'bot' }, DEFAULT_HONEYPOT)).toBe(false);
+  it('traps Formspree’s and Basin’s _gotcha and Web3Forms’ botcheck checkbox, whatever its value', () => {
+    expect(trippedHoneypot({ _gotcha: 'bot' })).toBe('_gotcha');
+    for (const ticked of ['on', 'true', 'false', '1']) expect(trippedHoneypot({ botcheck: ticked })).toBe('botcheck');
+    expect(trippedHoneypot({ message: 'botcheck', gotcha: 'x' })).toBeNull();
   });
 });
 

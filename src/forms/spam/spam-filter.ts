@@ -3,6 +3,13 @@ import type { SubmittedFields } from '../form-submission.entity';
 /** The hidden field browser forms carry; it must stay empty (D-27). */
 export const DEFAULT_HONEYPOT = '_service_honeypot';
 
+/**
+ * Honeypots that trip whatever the form names as its own: ours, Formspree's and Basin's `_gotcha`, and Web3Forms'
+ * `botcheck` (a hidden checkbox: a browser sends nothing, or an empty value; a bot ticks it, "on"). None of them
+ * ever holds a visitor's data, so a form moved from those services keeps its trap unchanged.
+ */
+export const DEFAULT_HONEYPOTS: readonly string[] = [DEFAULT_HONEYPOT, '_gotcha', 'botcheck'];
+
 /** How strict the content filter is; a form with `spam_protection.level: off` does not call it. */
 export type ContentFilterLevel = 'low' | 'medium' | 'high';
 
@@ -43,9 +50,13 @@ const LINK = /\bhttps?:\/\/[^\s<>"']+|\bwww\.[^\s<>"'.]+\.[^\s<>"']+/gi;
 /** An HTML anchor to an absolute URL (spam anchors always are), or a BBCode link. */
 const MARKUP_LINK = /<a\s[^>]*href\s*=\s*["']?\s*(?:https?:)?\/\/|\[(?:url|link)[=\]]/i;
 
-/** True when the honeypot field (the form's name or the default one) holds anything but whitespace. */
-export function honeypotTripped(fields: SubmittedFields, honeypotName: string = DEFAULT_HONEYPOT): boolean {
-  return [honeypotName, DEFAULT_HONEYPOT].some((name) => valuesOf(fields[name]).some((value) => value.trim() !== ''));
+/**
+ * The first honeypot (the form's own name, then DEFAULT_HONEYPOTS) holding anything but whitespace, or null.
+ * `fields` are all the posted fields, control fields included.
+ */
+export function trippedHoneypot(fields: SubmittedFields, honeypotName: string = DEFAULT_HONEYPOT): string | null {
+  const names = [honeypotName, ...DEFAULT_HONEYPOTS];
+  return names.find((name) => valuesOf(fields[name]).some((value) => value.trim() !== '')) ?? null;
 }
 
 /**

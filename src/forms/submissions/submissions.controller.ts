@@ -8,8 +8,10 @@ import {
   Options,
   Param,
   Post,
+  Query,
   Req,
   Res,
+  UseFilters,
   UseInterceptors,
 } from '@nestjs/common';
 import {
@@ -38,18 +40,26 @@ import { ChallengeDto } from '../spam/challenge.dto';
 import { ChallengeService } from '../spam/challenge.service';
 import { ReceivedFile, SubmissionUploadsInterceptor } from '../uploads/submission-uploads';
 import { SubmissionAnswerDto } from './dto/submission-answer.dto';
+import { formLanguage } from '../i18n/language';
 import { FormTargets, SubmissionRoute } from './form-targets';
+import { httpUrl, requestLanguage, routeOfPath, wantsJson } from './navigation';
 import { OriginPolicy, requestOrigin } from './origin-policy';
 import { thankYouPage } from './pages';
-import { SubmissionInput, SubmissionsService } from './submissions.service';
+import { SubmissionErrorsFilter } from './submission-errors.filter';
+import { SubmissionInput, SubmissionOutcome, SubmissionsService } from './submissions.service';
+import { ThankYouLinks } from './thank-you-links';
 
 /** Who may post: anyone from an allowed origin (D-26), or a key holding forms.send (a public key: its domain only). */
 const SUBMITTERS = { keyTypes: ['admin', 'usage', 'public'], permission: 'forms.send', anonymous: true } as const;
 
 const FIELDS_BODY = {
   description:
-    'Form fields, as JSON, url-encoded or multipart (files are attached to the notification, 10 MB per submission). ' +
-    'Fields starting with _ steer the submission and are not mailed: _redirect, _subject, _replyto, _service_honeypot.',
+    'Form fields, as JSON, url-encoded or multipart (files: 10 MB per submission, kept with it, linked from the ' +
+    'notification and attached while it stays under 5 MB; types Gmail and Outlook refuse are refused unless the form ' +
+    'allows them in allowedFileTypes). ' +
+    'Fields starting with _ steer the submission and are not mailed: _redirect (or _next), _subject, _replyto, _cc (only ' +
+    'addresses in the form’s ccAllowed), _format=plain, _language, and the honeypots _service_honeypot, _gotcha and ' +
+    'botcheck (Web3Forms’ checkbox). Text with NUL or an unpaired surrogate, in a name or a value, is a 400.',
   schema: {
     type: 'object',
     additionalProperties: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
@@ -83,9 +93,12 @@ function SubmissionRouteDocs(summary: string): MethodDecorator {
       ApiOperation({
         summary,
         description:
-          'A browser post (not asking for JSON) is answered 303 to `_redirect` (when its origin may post), else to the ' +
-          'form’s redirect URL, else to a thank-you page. JSON and XHR clients get `{success, message, submissionId}`. ' +
-          'Without a credential the Origin (or Referer) must be a verified domain of the form’s account or one of its allowedOrigins.',
+          'A browser’s form post (a navigation: Sec-Fetch-Mode navigate, or Accept with text/html; or neither header) is ' +
+          'answered 303 to `_redirect` (when its origin may post), else to the form’s redirect URL, else to a thank-you page; ' +
+          'its errors as an HTML page in the visitor’s language (`_language`, Accept-Language). Scripts (fetch(), XHR, JSON ' +
+          'bodies, an Accept without text/html) get `{success, message, submissionId}` and errors as JSON, with CORS headers ' +
+          'for an origin that may post. Without a credential the Origin (or Referer) must be a verified domain of the form’s ' +
+          'account or one of its allowedOrigins.',
       }),
       ApiConsumes('application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'),
       ApiBody(FIELDS_BODY),
@@ -115,12 +128,14 @@ function SubmissionRouteDocs(summary: string): MethodDecorator {
 @ApiTags('Form submissions')
 @Controller()
 @UseInterceptors(SubmissionUploadsInterceptor) // before @Idempotent(): the request hash covers the parsed fields
+@UseFilters(SubmissionErrorsFilter)
 export class SubmissionsController {
   constructor(
     private readonly submissions: SubmissionsService,
     private readonly targets: FormTargets,
     private readonly origins: OriginPolicy,
     private readonly challenges: ChallengeService,
+    private readonly thankYouLinks: ThankYouLinks,
   ) {}
 
   @Post('v1/:domain/send')
@@ -210,10 +225,15 @@ export class SubmissionsController {
   @Get('forms/thank-you')
   @Public()
   @Header('Content-Type', 'text/html; charset=utf-8')
-  @ApiOperation({ summary: 'The thank-you page browsers land on when a form has no redirect URL' })
+  @ApiOperation({
+    summary: 'The thank-you page browsers land on when a form has no redirect URL',
+    description: 'In the language `lang` (else Accept-Language), linking back to `back` when `sig` shows a post put it there.',
+  })
   @ApiOkResponse({ description: 'An HTML page', content: HTML_PAGE })
-  thankYou(): string {
-    return thankYouPage();
+  thankYou(@Query() query: Record<string, unknown>, @Req() req: Request): string {
+    const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+    const language = formLanguage(text(query.lang), req.get('accept-language'));
+    return thankYouPage(language, this.thankYouLinks.verifiedBack(text(query.back), text(query.sig)));
   }
 
   @Get('forms/:formId/challenge')
@@ -236,17 +256,17 @@ export class SubmissionsController {
     const outcome = await this.submissions.submit({ route, ...posted });
     response.vary('Origin');
     if (outcome.corsOrigin) response.setHeader('Access-Control-Allow-Origin', outcome.corsOrigin);
-    if (!alwaysJson && !wantsJson(request)) seeOther(response, outcome.redirect);
+    if (!alwaysJson && !wantsJson(request)) seeOther(response, this.redirectOf(request, outcome));
     return outcome.answer;
   }
-}
 
-/** D-25: XHR and JSON clients get JSON; a browser's form post (asking for HTML, or for anything) a redirect. */
-export function wantsJson(request: Request): boolean {
-  if (request.get('x-requested-with')?.toLowerCase() === 'xmlhttprequest') return true;
-  if (request.is('application/json')) return true;
-  const accept = request.get('accept') ?? '';
-  return /application\/json/i.test(accept) && !/text\/html/i.test(accept);
+  /** Our thank-you page follows the visitor's language and links back to the page that posted, if its origin may post. */
+  private redirectOf(request: Request, outcome: SubmissionOutcome): string {
+    if (outcome.redirect !== this.thankYouLinks.page) return outcome.redirect;
+    const referer = httpUrl(request.get('referer'));
+    const back = outcome.corsOrigin && (referer?.origin === outcome.corsOrigin ? referer.href : `${outcome.corsOrigin}/`);
+    return this.thankYouLinks.url(requestLanguage(request), back || null);
+  }
 }
 
 /**
@@ -256,17 +276,4 @@ export function wantsJson(request: Request): boolean {
 function seeOther(response: Response, location: string): void {
   response.status(303).location(location);
   response.status = () => response;
-}
-
-/** The route a preflight's path names (Nest gives OPTIONS handlers no typed params across several paths). */
-function routeOfPath(path: string): SubmissionRoute {
-  const parts = path
-    .split('/')
-    .filter(Boolean)
-    .map((part) => decodeURIComponent(part));
-  if (parts[0] === 'v1' && parts.length === 3) return { kind: 'domain', domain: parts[1], slug: 'send' };
-  if (parts[0] === 'submit' && parts.length === 2) return { kind: 'reference', ref: parts[1] };
-  if (parts[0] === 'f' && parts.length === 2) return { kind: 'form', id: parts[1] };
-  if ((parts[0] === 'f' || parts[0] === 'c') && parts.length === 3) return { kind: 'collection', collection: parts[1], slug: parts[2] };
-  return { kind: 'domain', domain: parts[0] ?? '', slug: parts[1] ?? '' };
 }

@@ -3,22 +3,30 @@ import { AppConfigService } from '../../config/app-config.service';
 import { DomainsModule } from '../../domains/domains.module';
 import { TemplatesModule } from '../../templates/templates.module';
 import { OutboxModule } from '../../outbox/outbox.module';
+import { FormFilesModule } from '../files/form-files.module';
 import { FormsModule } from '../forms.module';
+import { NotificationsModule } from '../notifications/notifications.module';
 import { CAPTCHA_VERIFIER_OPTIONS, CaptchaVerifier } from '../spam/captcha-verifier';
 import { ChallengeService } from '../spam/challenge.service';
 import { AcknowledgmentGate } from './acknowledgment-gate';
+import { DuplicatePosts } from './duplicate-posts';
 import { FormSenders } from './form-sender';
 import { FormTargets } from './form-targets';
 import { OriginPolicy } from './origin-policy';
 import { SubmissionsController } from './submissions.controller';
+import { SubmissionMail } from './submission-mail';
 import { SubmissionsService } from './submissions.service';
+import { ThankYouLinks } from './thank-you-links';
 
 const PROVIDERS = [
   SubmissionsService,
+  SubmissionMail,
   FormTargets,
   OriginPolicy,
   FormSenders,
   AcknowledgmentGate,
+  DuplicatePosts,
+  ThankYouLinks,
   ChallengeService,
   CaptchaVerifier,
   {
@@ -36,9 +44,9 @@ const PROVIDERS = [
  * last by AppModule: its `POST /{domain}/{form}` route must come after every other two-segment POST.
  */
 @Module({
-  imports: [FormsModule, DomainsModule, OutboxModule, TemplatesModule],
+  imports: [FormsModule, DomainsModule, OutboxModule, TemplatesModule, NotificationsModule, FormFilesModule],
   controllers: [SubmissionsController],
   providers: PROVIDERS,
-  exports: [SubmissionsService],
+  exports: [SubmissionMail],
 })
 export class SubmissionsModule {}

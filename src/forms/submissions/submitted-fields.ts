@@ -1,4 +1,5 @@
 import { AppException } from '../../common/errors/app.exception';
+import { unstorableText } from '../../common/http/storable-text';
 import type { SubmittedFields } from '../form-submission.entity';
 
 /** Limits of one submission's fields: a form is a few dozen fields, never a data dump. */
@@ -24,12 +25,22 @@ export interface ParsedSubmission {
   control: ControlFields;
 }
 
+/** The parts of an upload that are stored as posted: the name of its field, and its name (before cleaning). */
+export interface PostedFile {
+  fieldname: string;
+  originalname: string;
+}
+
 /**
  * The fields of a body, whatever its encoding: JSON values become text, nested objects (url-encoded `a[b]=c`,
  * JSON objects) dotted names, repeated names (checkboxes) lists of text. Names starting with `_` are control
- * fields. Widgets' own fields (`altcha`, `cf-turnstile-response`, `h-captcha-response`) count as control too.
+ * fields. Widgets' own fields (`altcha`, `cf-turnstile-response`, `h-captcha-response`) and Web3Forms' `botcheck`
+ * count as control too. Text PostgreSQL cannot store (NUL, an unpaired surrogate) in any name or value, the
+ * uploads' included, is a 400 naming the field: the submission routes take no DTO, so the validation pipe does
+ * not see their bodies.
  */
-export function parseSubmittedFields(body: unknown): ParsedSubmission {
+export function parseSubmittedFields(body: unknown, files: readonly PostedFile[] = []): ParsedSubmission {
+  checkStorable(body, files);
   const fields: SubmittedFields = {};
   const control: ControlFields = { all: {} };
   if (body === undefined || body === null || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0)) {
@@ -67,13 +78,54 @@ export function parseSubmittedFields(body: unknown): ParsedSubmission {
   control.redirect = control.all._redirect || control.all._next || undefined;
   control.subject = control.all._subject || undefined;
   control.replyTo = control.all._replyto || control.all._replyTo || undefined;
+  control.cc = ccAddresses(control.all._cc);
+  if (control.all._format?.trim().toLowerCase() === 'plain') control.format = 'plain';
+  control.language = languageTag(control.all._language);
   return { fields, control };
 }
 
-const WIDGET_FIELDS = new Set(['altcha', 'cf-turnstile-response', 'h-captcha-response', 'g-recaptcha-response']);
+/** Control fields without the `_`: the widgets' tokens, and Web3Forms' honeypot checkbox (see spam-filter.ts). */
+const CONTROL_NAMES = new Set(['altcha', 'cf-turnstile-response', 'h-captcha-response', 'g-recaptcha-response', 'botcheck']);
 
 export function isControl(name: string): boolean {
-  return name.startsWith('_') || WIDGET_FIELDS.has(name);
+  return name.startsWith('_') || CONTROL_NAMES.has(name);
+}
+
+/** More than a form may allow (FORM_LIMITS.recipients): the rest of a long `_cc` is not read. */
+const MAX_CC = 50;
+
+/**
+ * `_cc` as Formspree takes it: addresses separated by commas, semicolons or spaces, in one field or repeated;
+ * each once (case aside). Whether they get a copy is the form's decision (its ccAllowed), not the poster's.
+ */
+function ccAddresses(posted: string | undefined): string[] | undefined {
+  if (!posted) return undefined;
+  const seen = new Set<string>();
+  const addresses = posted.split(/[\s,;]+/).filter((address) => {
+    const key = address.toLowerCase();
+    if (!address || seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  return addresses.length ? addresses.slice(0, MAX_CC) : undefined;
+}
+
+/** A language tag as `_language` may give it (`de`, `pt-BR`, `zh_Hant`); anything else is ignored. */
+function languageTag(posted: string | undefined): string | undefined {
+  const tag = posted?.trim();
+  return tag && /^[A-Za-z0-9_-]{1,35}$/.test(tag) ? tag : undefined;
+}
+
+function checkStorable(body: unknown, files: readonly PostedFile[]): void {
+  const problems = [
+    ...unstorableText(body, ''),
+    ...files.flatMap(({ fieldname, originalname }) =>
+      unstorableText({ [fieldname]: originalname }, '').map((p) =>
+        p.message.startsWith('name ') ? p : { ...p, message: `file name ${p.message}` },
+      ),
+    ),
+  ];
+  if (problems.length) throw AppException.validation(problems.slice(0, 20).map((p) => ({ field: p.field || 'body', message: p.message })));
 }
 
 function textOf(name: string, value: unknown): string {

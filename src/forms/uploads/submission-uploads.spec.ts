@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
 import { AppException } from '../../common/errors/app.exception';
 import { ErrorCode } from '../../common/errors/error-code';
-import { checkUploads, mailAttachments, MAX_SUBMISSION_UPLOAD_BYTES, ReceivedFile, sanitizeFilename } from './submission-uploads';
+import {
+  asMailAttachments,
+  checkUploads,
+  MAX_SUBMISSION_UPLOAD_BYTES,
+  ReceivedFile,
+  readUploads,
+  sanitizeFilename,
+} from './submission-uploads';
 
 const directory = mkdtempSync(join(tmpdir(), 'uploads-spec-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -147,7 +154,7 @@ describe('checkUploads', () => {
       { field: 'photo', filename: 'photo.png', contentType: 'image/png', size: image.length, path: received[0].path },
       { field: 'cv', filename: 'cv.pdf', contentType: 'application/pdf', size: pdf.length, path: received[1].path },
     ]);
-    expect(await mailAttachments(accepted)).toEqual([
+    expect(asMailAttachments(accepted, await readUploads(accepted))).toEqual([
       { filename: 'photo.png', contentType: 'image/png', content: image.toString('base64') },
       { filename: 'cv.pdf', contentType: 'application/pdf', content: Buffer.from(pdf).toString('base64') },
     ]);

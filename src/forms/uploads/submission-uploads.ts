@@ -12,7 +12,9 @@ import { AppException } from '../../common/errors/app.exception';
 import { BODY_CUT } from '../../rate-limits/body-gate';
 import { ErrorCode } from '../../common/errors/error-code';
 import { AppConfigService } from '../../config/app-config.service';
-import { sniffUploadFile } from './upload-sniff';
+import { type AttachmentUpload, digestOf } from '../../outbox/attachments/attachment-content';
+import { inspectUpload } from './file-inspection';
+import { allowedBy } from './refused-types';
 
 /** All files of one submission together. */
 export const MAX_SUBMISSION_UPLOAD_BYTES = 10 * 1024 * 1024;
@@ -174,21 +176,6 @@ function removeUploads(request: Request): Promise<unknown> {
   return Promise.all(files.map((file) => unlink(file.path).catch(() => undefined)));
 }
 
-/** The accepted uploads as a message's attachments: read from their files, each once. */
-export async function mailAttachments(uploads: UploadedAttachment[]): Promise<MailAttachment[]> {
-  return Promise.all(
-    uploads.map(async ({ filename, contentType, path }) => ({ filename, contentType, content: (await readFile(path)).toString('base64') })),
-  );
-}
-
-/** Names that run or render when opened, whatever the bytes (a `.html` with innocent text today). */
-const REFUSED_EXTENSIONS = new Set(
-  (
-    'exe dll bat cmd com scr pif cpl msi msp ps1 vbs vbe js jse mjs wsf hta jar sh app apk lnk reg chm ' +
-    'html htm xhtml xht shtml svg svgz'
-  ).split(' '),
-);
-
 /** Declared types a browser would run or render as a page, which the bytes did not confirm. */
 const ACTIVE_MIME = /html|javascript|ecmascript|svg|(^|\/|\+)xml$|xsl|x-sh$|shellscript|msdownload|msdos|x-msi|hta$|vbscript/i;
 const MIME_SYNTAX = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i;
@@ -213,22 +200,31 @@ export function sanitizeFilename(name: string): string {
   return `${stem}${extension}`;
 }
 
-function extensionOf(filename: string): string {
-  const dot = filename.lastIndexOf('.');
-  return dot < 0 ? '' : filename.slice(dot + 1).toLowerCase();
-}
+/** Text types a declared type of plain UTF-8 text may keep (none of them runs in a browser). */
+const PLAIN_TEXT_TYPES = new Set(['text/plain', 'text/csv', 'text/tab-separated-values', 'text/markdown', 'text/calendar', 'text/vcard']);
 
-function contentTypeOf(sniffed: string | undefined, declared: string): string {
+/**
+ * The bytes' type; else, for UTF-8 text, the declared type if it is one of PLAIN_TEXT_TYPES, else text/plain (but
+ * application/octet-stream when the browser claimed a type it would run, or no valid type); else
+ * application/octet-stream: a browser's claim (`image/png` for bytes that are no PNG) is never passed on.
+ */
+function contentTypeOf(sniffed: string | undefined, declared: string, text: boolean): string {
   if (sniffed) return sniffed;
+  if (!text) return 'application/octet-stream';
   const type = declared.trim().toLowerCase();
-  return MIME_SYNTAX.test(type) && !ACTIVE_MIME.test(type) ? type : 'application/octet-stream';
+  if (PLAIN_TEXT_TYPES.has(type)) return type;
+  return MIME_SYNTAX.test(type) && !ACTIVE_MIME.test(type) ? 'text/plain' : 'application/octet-stream';
 }
 
 /**
  * Checks a submission's files: 413 over 10 MB in all, 400 naming each refused file's field for programs and
- * documents a browser would run (by the bytes, or by the name). The browser's Content-Type is not trusted.
+ * documents a browser would run (by the bytes, or by the name), and what Gmail and Outlook refuse (refused-types.ts)
+ * unless the form's allowedFileTypes names it. The browser's Content-Type is not trusted.
  */
-export async function checkUploads(files: ReceivedFile[] | undefined): Promise<UploadedAttachment[]> {
+export async function checkUploads(
+  files: ReceivedFile[] | undefined,
+  allowedFileTypes: readonly string[] = [],
+): Promise<UploadedAttachment[]> {
   if (!files?.length) return [];
   const total = files.reduce((sum, file) => sum + file.size, 0);
   if (total > MAX_SUBMISSION_UPLOAD_BYTES) {
@@ -242,29 +238,57 @@ export async function checkUploads(files: ReceivedFile[] | undefined): Promise<U
     );
   }
 
+  const allowed = new Set(allowedFileTypes);
   const problems: { field: string; message: string }[] = [];
   const attachments: UploadedAttachment[] = [];
   for (const file of files) {
     const filename = sanitizeFilename(file.originalname);
-    const sniffed = await sniffUploadFile(file.path, file.size);
-    const extension = extensionOf(filename);
-    const refusal = sniffed.refusal
-      ? `it is ${sniffed.refusal}`
-      : REFUSED_EXTENSIONS.has(extension)
-        ? `.${extension} files are not accepted`
-        : null;
+    const inspection = await inspectUpload(file.path, file.size, filename);
+    const refusal = inspection.refusals.find((r) => !allowedBy(r, allowed));
     if (refusal) {
-      problems.push({ field: file.fieldname, message: `"${filename}" is refused: ${refusal}` });
+      problems.push({ field: file.fieldname, message: `"${filename}" is refused: ${refusal.reason}` });
       continue;
     }
     attachments.push({
       field: file.fieldname,
       filename,
-      contentType: contentTypeOf(sniffed.mime, file.mimetype),
+      contentType: contentTypeOf(inspection.mime, file.mimetype, inspection.text),
       size: file.size,
       path: file.path,
     });
   }
   if (problems.length > 0) throw AppException.validation(problems);
   return attachments;
+}
+
+/** An accepted upload's bytes, to keep in the attachment store with its submission. */
+export type StoredUpload = AttachmentUpload & { content: Buffer };
+
+/** The accepted uploads' bytes with their SHA-256, in the submission's order, each file read once. */
+export async function readUploads(uploads: UploadedAttachment[]): Promise<StoredUpload[]> {
+  return Promise.all(
+    uploads.map(async ({ path }) => {
+      const content = await readFile(path);
+      return { ...digestOf(content), content };
+    }),
+  );
+}
+
+/** The uploads as a message's attachments (base64), from the bytes read for the store. */
+export function asMailAttachments(uploads: UploadedAttachment[], stored: StoredUpload[]): MailAttachment[] {
+  return uploads.map(({ filename, contentType }, i) => ({ filename, contentType, content: stored[i].content.toString('base64') }));
+}
+
+/**
+ * The attachments, in order, that fit in `budget` bytes of an email as encoded (base64 in lines of 76 characters);
+ * those that do not are left to the notification's links to the stored files.
+ */
+export function attachmentsWithin(attachments: MailAttachment[], budget: number): MailAttachment[] {
+  let left = budget;
+  return attachments.filter(({ content }) => {
+    const encoded = Math.ceil((content.length * 78) / 76) + 200;
+    if (encoded > left) return false;
+    left -= encoded;
+    return true;
+  });
 }

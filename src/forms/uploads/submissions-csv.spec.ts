@@ -1,6 +1,13 @@
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
-import { CSV_BOM, SubmissionCsvRow, submissionCsvRecord, submissionsCsvHeader, submissionsCsvStringifier } from './submissions-csv';
+import {
+  chooseFieldColumns,
+  CSV_BOM,
+  SubmissionCsvRow,
+  submissionCsvRecord,
+  submissionsCsvHeader,
+  submissionsCsvStringifier,
+} from './submissions-csv';
 
 function row(id: string, fields: SubmissionCsvRow['fields'], extra: Partial<SubmissionCsvRow> = {}): SubmissionCsvRow {
   return {
@@ -66,6 +73,19 @@ describe('submissions CSV', () => {
     expect(csv).toContain(',"one\r\ntwo","lf\nonly","cr\ronly",,,,,\r\n');
   });
 
+  it('quotes cells holding ";", which spreadsheets of ";" locales would split into cells', async () => {
+    const [header, line] = lines(await csvOf([row('s1', { 'a;b': 'x;=1+1;y', plain: 'x' })], ['a;b', 'plain']));
+    expect(header).toBe('id,created_at,status,"a;b",plain,files,ip,user_agent,origin,other_fields');
+    expect(line).toBe('s1,2026-03-01T10:00:00.000Z,delivered,"x;=1+1;y",x,,,,,');
+  });
+
+  it('shows bidi controls escaped, in values, file names and field names, before the formula check', async () => {
+    const fields = { ['na\u202eme']: 'invoice\u202egpj.exe', b: '\u2066=1+1\u2069' };
+    const [header, line] = lines(await csvOf([row('s1', fields, { files: [{ filename: 'cv\u202Efdp.exe' }] })], Object.keys(fields)));
+    expect(header).toContain(',na<U+202E>me,');
+    expect(line).toBe('s1,2026-03-01T10:00:00.000Z,delivered,invoice<U+202E>gpj.exe,<U+2066>=1+1<U+2069>,cv<U+202E>fdp.exe,,,,');
+  });
+
   it('neutralizes cells a spreadsheet would run as formulas, header names included', async () => {
     const fields = {
       '=cmd': '=HYPERLINK("http://evil.example","click")',
@@ -95,5 +115,22 @@ describe('submissions CSV', () => {
     expect(lines(csv)[1]).toBe('s1,2026-03-01T10:00:00.000Z,delivered,Zoë 😀,Zürich,,,,,');
     expect(lines(csv)[0]).toContain('名前');
     expect(Buffer.from(csv, 'utf8').subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
+  });
+});
+
+describe('chooseFieldColumns', () => {
+  const frequent = (...names: [string, number][]) => names.map(([name, position]) => ({ name, position }));
+
+  it('shows the columns in the order the form posts them, declared ones included', () => {
+    expect(chooseFieldColumns(['email'], frequent(['email', 2], ['zeta', 1], ['mid', 3]), 10)).toEqual(['zeta', 'email', 'mid']);
+  });
+
+  it('keeps the declared names and the most frequent ones up to the limit, never a fixed column', () => {
+    const columns = chooseFieldColumns(['message'], frequent(['status', 1], ['name', 2], ['rare', 3], ['message', 4]), 2);
+    expect(columns).toEqual(['name', 'message']);
+  });
+
+  it('puts a declared name no row holds first', () => {
+    expect(chooseFieldColumns(['phone'], frequent(['name', 1]), 5)).toEqual(['phone', 'name']);
   });
 });

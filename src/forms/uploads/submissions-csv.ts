@@ -1,4 +1,5 @@
 import { stringify, type Stringifier } from 'csv-stringify';
+import { escapeBidi } from '../emails/visitor-text';
 
 export interface SubmissionCsvRow {
   id: string;
@@ -32,9 +33,13 @@ const FORMULA_START = /^[=+\-@\t\r\uff1d\uff0b\uff0d\uff20]/;
  */
 const PLAIN_NUMBER = /^[+-]?\d+(\.\d+)?$/;
 
-/** A leading `'` makes a spreadsheet show the cell as text instead of running it. */
+/**
+ * A leading `'` makes a spreadsheet show the cell as text instead of running it. Bidi controls (a right-to-left
+ * override makes `invoice.exe` read `exe.eciovni`) are shown as `<U+202E>`, as in the notification.
+ */
 function neutralize(cell: string): string {
-  return FORMULA_START.test(cell) && !PLAIN_NUMBER.test(cell) ? `'${cell}` : cell;
+  const shown = escapeBidi(cell);
+  return FORMULA_START.test(shown) && !PLAIN_NUMBER.test(shown) ? `'${shown}` : shown;
 }
 
 /**
@@ -70,26 +75,37 @@ export function submissionCsvRecord(row: SubmissionCsvRow, fieldColumns: readonl
 
 /**
  * csv-stringify's stream: records (arrays of cells) in, RFC 4180 text (CRLF) behind a UTF-8 BOM out. It holds
- * no more than its stream buffers, so a file of any length passes through in constant memory.
+ * no more than its stream buffers, so a file of any length passes through in constant memory. A cell with `,` or
+ * `"` is quoted (csv-stringify's rule), and one with `;`, a CR or an LF too: spreadsheets in locales whose list
+ * separator is `;` split an unquoted `x;=1+1;y` into cells, the middle one a formula.
  */
 export function submissionsCsvStringifier(): Stringifier {
   return stringify({
     bom: true,
     record_delimiter: 'windows',
     // csv-stringify quotes only the whole CRLF delimiter; a lone CR or LF in a cell must be quoted too.
-    quoted_match: /[\r\n]/,
+    quoted_match: /[\r\n;]/,
   });
 }
 
+/** A field name as the export counts it: in how many rows, and where it stands in them on average (1 = first). */
+export interface FieldFrequency {
+  name: string;
+  position: number;
+}
+
 /**
- * The field columns of an export: the declared names first, in their order, then the frequent ones (most
- * frequent first), up to `limit`. Names of fixed columns are left out (their fields go to other_fields).
+ * The field columns of an export: the declared names and the frequent ones (given most frequent first), up to
+ * `limit`, declared ones first to be kept. They are shown in the order the form posts them (by average position);
+ * a declared name no row holds comes first. Names of fixed columns are left out (their fields go to other_fields).
  */
-export function chooseFieldColumns(declared: readonly string[], frequent: readonly string[], limit: number): string[] {
+export function chooseFieldColumns(declared: readonly string[], frequent: readonly FieldFrequency[], limit: number): string[] {
+  const positions = new Map(frequent.map(({ name, position }) => [name, position]));
   const columns = new Set<string>();
-  for (const name of [...declared, ...frequent]) {
+  for (const name of [...declared, ...frequent.map((field) => field.name)]) {
     if (columns.size >= limit) break;
     if (!FIXED_COLUMNS.includes(name)) columns.add(name);
   }
-  return [...columns];
+  const positionOf = (name: string) => positions.get(name) ?? 0;
+  return [...columns].sort((a, b) => positionOf(a) - positionOf(b));
 }

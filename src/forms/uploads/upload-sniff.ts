@@ -1,33 +1,16 @@
 import { open, readFile } from 'node:fs/promises';
 import { fileTypeFromFile } from 'file-type';
+import { PROGRAM_TYPES } from '../../file-checks/program-types';
 
 /** What a file's bytes say it is: file-type's answer (binary formats only), and whether we refuse it. */
 export interface Sniffed {
   /** The MIME type file-type found in the bytes; undefined for text and unknown formats. */
   mime?: string;
+  /** file-type's extension for the bytes (`zip`, `pdf`, `docm`). */
+  ext?: string;
   /** Why the file is refused (`a Windows program (exe)`), or null. */
   refusal: string | null;
 }
-
-/** file-type's extensions for programs, installers, browser extensions and script containers (also refused in forwarded mail). */
-export const PROGRAM_TYPES: ReadonlySet<string> = new Set([
-  'exe', // MZ: PE and DOS programs, DLLs
-  'elf',
-  'macho',
-  'class',
-  'jar',
-  'apk',
-  'deb',
-  'rpm',
-  'dmg',
-  'crx',
-  'xpi',
-  'swf',
-  'wasm',
-  'lnk',
-  'chm', // compiled HTML help runs scripts
-  'reg',
-]);
 
 /**
  * WHATWG MIME Sniffing's "HTML" patterns (https://mimesniff.spec.whatwg.org/#identifying-a-resource-with-an-unknown-mime-type),
@@ -68,8 +51,8 @@ const TEXT_HEAD_BYTES = 64 * 1024;
 /** Sniffs the bytes of an upload stored at `path`; the file's name and declared type play no part here. */
 export async function sniffUploadFile(path: string, size: number): Promise<Sniffed> {
   const type = await fileTypeFromFile(path);
-  if (type && PROGRAM_TYPES.has(type.ext)) return { mime: type.mime, refusal: `a program or installer (${type.ext})` };
-  return { mime: type?.mime, refusal: await activeTextContentOfFile(path, size) };
+  if (type && PROGRAM_TYPES.has(type.ext)) return { mime: type.mime, ext: type.ext, refusal: `a program or installer (${type.ext})` };
+  return { mime: type?.mime, ext: type?.ext, refusal: await activeTextContentOfFile(path, size) };
 }
 
 /** activeTextContent of the whole file, reading only its head unless what decides may lie past it. */

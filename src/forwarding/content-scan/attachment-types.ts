@@ -1,8 +1,8 @@
 import { fileTypeFromBuffer } from 'file-type';
 import { type AttachmentStream, MailParser, type MessageText } from 'mailparser';
-import { PROGRAM_TYPES } from '../../forms/uploads/upload-sniff';
+import { diskImageType } from '../../file-checks/disk-images';
+import { PROGRAM_TYPES } from '../../file-checks/program-types';
 import { HeaderField, headerBounds, headerFields, headerSection, rawFields } from '../received-message';
-import { diskImageType } from './disk-images';
 
 /** An attachment refused by what its bytes are. */
 export interface RefusedAttachment {

@@ -36,8 +36,8 @@ describe('delivery status notification', () => {
     expect(await parseDeliveryReport(raw)).toEqual({
       originalMessageId: '<orig@origin.test>',
       recipients: [
-        { outcome: 'bounced', recipient: 'info@fwd.test', status: '5.1.1', reason: '550 5.1.1 No such user' },
-        { outcome: 'bounced', recipient: 'sales@fwd.test', status: '4.2.2', reason: '452 4.2.2 Mailbox full' },
+        { outcome: 'bounced', recipient: 'info@fwd.test', status: '5.1.1', reason: '550 5.1.1 No such user', suppresses: true },
+        { outcome: 'bounced', recipient: 'sales@fwd.test', status: '4.2.2', reason: '452 4.2.2 Mailbox full', suppresses: false },
       ],
     });
   });

@@ -15,12 +15,13 @@ const STREAM_SLICE_BYTES = 64 * 1024;
 /** Bytes of blobs one sweep batch deletes at most (the first always goes): each is up to 25 MB of chunks. */
 const SWEEP_BYTES_PER_BATCH = 256 * 1024 * 1024;
 
-/** The blobs no message refers to, past the grace, oldest first: $1 how many at most, $2 how many bytes at most. */
+/** The blobs no message and no form submission (its uploads) refers to, past the grace, oldest first: $1 how many at most, $2 how many bytes at most. */
 const DELETE_UNREFERENCED = `
   WITH candidates AS (
     SELECT b.hash, b.size, b.referenced_at FROM attachment_blobs b
      WHERE b.referenced_at < now() - ${UNREFERENCED_GRACE}
        AND NOT EXISTS (SELECT 1 FROM message_attachments r WHERE r.hash = b.hash)
+       AND NOT EXISTS (SELECT 1 FROM form_submission_files f WHERE f.hash = b.hash)
      ORDER BY b.referenced_at LIMIT $1 FOR UPDATE SKIP LOCKED
   ), batch AS (
     SELECT hash FROM (SELECT hash, sum(size) OVER (ORDER BY referenced_at, hash) - size AS before FROM candidates) c WHERE before < $2

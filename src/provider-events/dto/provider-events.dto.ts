@@ -52,7 +52,9 @@ export class ProviderEventDto {
 
   @ApiPropertyOptional({
     example: '550 5.1.1 mailbox does not exist',
-    description: 'The provider’s reason (bounces, deferrals, complaints).',
+    description:
+      'The provider’s reason (bounces, deferrals, complaints). A bounce’s SMTP reply and enhanced status codes decide whether ' +
+      'its recipient is suppressed (5.7.x policy or content refusals are not).',
   })
   @IsOptional()
   @IsString()

@@ -65,7 +65,10 @@ const EVENTS_PROPERTY = {
   enum: WEBHOOK_EVENT_TYPES,
   isArray: true,
   example: ['delivered', 'bounced'],
-  description: 'Event types to receive; duplicates are dropped.',
+  description:
+    'Event types to receive; duplicates are dropped. form.notification_failed: a form notification that did not reach ' +
+    'the owner (reason suppressed: held on the submission and sent once the suppression is lifted; bounced; failed), ' +
+    'with formId, formName, submissionId, recipient, messageId and detail.',
 };
 
 export class CreateWebhookDto {

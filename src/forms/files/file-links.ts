@@ -1,0 +1,62 @@
+import { createHmac } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { madeWithAnyKey } from '../../common/crypto/any-key';
+import { AppConfigService } from '../../config/app-config.service';
+
+/** How long a notification's download link works, from the submission's time. */
+export const FILE_LINK_DAYS = 30;
+const FILE_LINK_MS = FILE_LINK_DAYS * 24 * 60 * 60 * 1000;
+/** 16 bytes of HMAC-SHA256, as the tracking links: forging one is 2^128 work. */
+const MAC_BYTES = 16;
+const SUBMISSION_ID = /^sub_[A-Za-z0-9]{1,40}$/;
+
+/** The stored upload a link names. */
+export interface FileLinkTarget {
+  submissionId: string;
+  /** The file's position in the submission's files. */
+  index: number;
+}
+
+/**
+ * The download links of stored uploads in a notification: `/forms/files/<base64url of f:submission:index:expiry>.<MAC>`,
+ * MACed with a key derived from ENCRYPTION_KEY (a link made under an ENCRYPTION_KEY_PREVIOUS key still works). Nothing
+ * is stored per link; the link works for FILE_LINK_DAYS after the submission, whoever holds it (it is mailed to the
+ * owner's addresses only). The API route (a key with forms.read) serves the same file without a time limit.
+ */
+@Injectable()
+export class FormFileLinks {
+  /** Current first: it makes every link; the others only verify. */
+  private readonly keys: Buffer[];
+  private readonly publicUrl: string;
+
+  constructor(config: AppConfigService) {
+    this.keys = config.derivedKeys('mailroom form files v1');
+    this.publicUrl = config.publicUrl;
+  }
+
+  url(target: FileLinkTarget, submittedAt: Date): string {
+    return `${this.publicUrl}/forms/files/${this.token(target, new Date(submittedAt.getTime() + FILE_LINK_MS))}`;
+  }
+
+  token({ submissionId, index }: FileLinkTarget, expires: Date): string {
+    const body = Buffer.from(`f:${submissionId}:${index}:${Math.floor(expires.getTime() / 1000)}`).toString('base64url');
+    return `${body}.${macOf(this.keys[0], body).toString('base64url')}`;
+  }
+
+  /** The file a token names; `expired` for a genuine link past its time; null when malformed or tampered with. */
+  verify(token: string, now = new Date()): FileLinkTarget | 'expired' | null {
+    const [body, mac, extra] = token.split('.');
+    if (!body || !mac || extra !== undefined || body.length > 200) return null;
+    const given = Buffer.from(mac, 'base64url');
+    if (given.length !== MAC_BYTES || !madeWithAnyKey(given, this.keys, (key) => macOf(key, body))) return null;
+    const [kind, submissionId, index, expires, rest] = Buffer.from(body, 'base64url').toString('utf8').split(':');
+    if (kind !== 'f' || !SUBMISSION_ID.test(submissionId ?? '') || rest !== undefined) return null;
+    if (!/^\d{1,3}$/.test(index ?? '') || !/^\d{1,12}$/.test(expires ?? '')) return null;
+    if (Number(expires) * 1000 < now.getTime()) return 'expired';
+    return { submissionId, index: Number(index) };
+  }
+}
+
+function macOf(key: Buffer, body: string): Buffer {
+  return createHmac('sha256', key).update(body).digest().subarray(0, MAC_BYTES);
+}

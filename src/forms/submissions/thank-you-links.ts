@@ -1,0 +1,46 @@
+import { createHmac } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { madeWithAnyKey } from '../../common/crypto/any-key';
+import { AppConfigService } from '../../config/app-config.service';
+import type { FormLanguage } from '../i18n/language';
+import { httpUrl } from './navigation';
+
+const MAC_BYTES = 16;
+
+/**
+ * The address of our thank-you page for one post: `?lang=de&back=<page that posted>&sig=<MAC>`. The back link is
+ * MACed (a key derived from ENCRYPTION_KEY), so the page links only to what a post from an allowed origin put there:
+ * nobody can make our domain show a link to a host of their choosing.
+ */
+@Injectable()
+export class ThankYouLinks {
+  /** The page without parameters: what SubmissionsService sends a browser to when the form has no redirect. */
+  readonly page: string;
+  private readonly keys: Buffer[];
+
+  constructor(config: AppConfigService) {
+    this.page = `${config.publicUrl}/forms/thank-you`;
+    this.keys = config.derivedKeys('mailroom thank-you back links v1');
+  }
+
+  url(language: FormLanguage, back: string | null): string {
+    const url = new URL(this.page);
+    url.searchParams.set('lang', language);
+    if (back) {
+      url.searchParams.set('back', back);
+      url.searchParams.set('sig', macOf(this.keys[0], back).toString('base64url'));
+    }
+    return url.href;
+  }
+
+  /** The back link of a thank-you page's query, when we made it; else null. */
+  verifiedBack(back: string | undefined, sig: string | undefined): string | null {
+    if (!back || !sig || back.length > 2000 || !httpUrl(back)) return null;
+    const given = Buffer.from(sig, 'base64url');
+    return madeWithAnyKey(given, this.keys, (key) => macOf(key, back)) ? back : null;
+  }
+}
+
+function macOf(key: Buffer, back: string): Buffer {
+  return createHmac('sha256', key).update(`thank-you back:${back}`).digest().subarray(0, MAC_BYTES);
+}
