@@ -1,5 +1,5 @@
 // The import rules `npm run lint` holds the code to (dependency-cruiser): the layers drawn in docs/architecture.md.
-const infrastructure = '^src/(common|config|logging|redis|database|queue)/';
+const infrastructure = '^src/(common|config|logging|redis|database|queue|file-checks)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -21,7 +21,8 @@ module.exports = {
     },
     {
       name: 'infrastructure-imports-no-feature',
-      comment: 'common/, config/, logging/, redis/, database/ and queue/ are what every feature stands on; they import none of them.',
+      comment:
+        'common/, config/, logging/, redis/, database/, queue/ and file-checks/ are what every feature stands on; they import none of them.',
       severity: 'error',
       from: { path: infrastructure },
       to: { path: '^src/', pathNot: infrastructure },

@@ -16,7 +16,7 @@ import { composeDsn, isDsnContent } from './dsn-mime';
 import { ForwardFailureReports } from './forward-failure-reports';
 import { expired, expiredUnanswered, notSent, recordFailures, refused, reportsFailures, suppressedDestinations } from './forward-failures';
 import { DeliverableMessage, DeliveryStore } from './delivery.store';
-import type { NewEvent } from '../outbox/message-event.entity';
+import { EVERY_RECIPIENT_SUPPRESSED, type NewEvent } from '../outbox/message-event.entity';
 import { composeMime } from './message-content';
 import { AWAITING_DELIVERY, MessageStatus } from '../outbox/message.entity';
 import { ProviderHealth } from './provider-health';
@@ -190,7 +190,7 @@ export class DeliveryService {
     let status: MessageStatus;
     if (pending.length === 0) {
       status = delivered ? 'sent' : bounced.length ? 'bounced' : 'failed';
-      if (status === 'failed') events.push({ type: 'failed', detail: 'every recipient is on the suppression list', occurredAt: now });
+      if (status === 'failed') events.push({ type: 'failed', detail: EVERY_RECIPIENT_SUPPRESSED, occurredAt: now });
     } else if (info.isLastAttempt) {
       status = delivered ? 'sent' : 'failed';
       if (providerFailure)

@@ -83,6 +83,7 @@ describe('suppressesRecipient', () => {
     ['550 no such user here', 550],
     ['551 user not local', 551],
     ['553 mailbox name not allowed', 553],
+    ['550 5.4.1 Recipient address rejected: Access denied. AS(201806281)', 550],
   ])('suppresses on an answer about the address: %s', (text, replyCode) => {
     expect(suppressesRecipient({ replyCode, text })).toBe(true);
     expect(failureScope({ replyCode, text })).toBe('mailbox');
@@ -98,7 +99,7 @@ describe('suppressesRecipient', () => {
     ['552 5.2.3 message too large', 552],
     ['554 5.3.4 message too big for system', 554],
     ['554 5.4.6 routing loop detected', 554],
-    ['550 5.4.1 recipient address rejected: access denied', 550],
+    ['550 5.4.1 no route to host', 550],
     ['500 5.5.2 syntax error', 500],
     ['554 5.6.0 message content error', 554],
     ['550 5.0.0 undefined', 554],

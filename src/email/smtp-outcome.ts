@@ -113,6 +113,11 @@ export type FailureScope = 'mailbox' | 'message' | 'unknown';
 
 /** RFC 3463 subject.detail codes about the address: bad mailbox, bad system, bad syntax, null MX (RFC 7505), disabled. */
 const MAILBOX_DETAILS = new Set(['1.1', '1.2', '1.3', '1.10', '2.1']);
+/**
+ * Microsoft 365 answers an address it does not know with `550 5.4.1 Recipient address rejected: Access denied`
+ * (directory-based edge blocking): a routing code by RFC 3463, a missing mailbox by its words.
+ */
+const UNKNOWN_RECIPIENT_4_1 = /recipient address rejected/i;
 /** Legacy replies that mean "no such user" when nothing more precise is given (RFC 5321 4.2.3). */
 const MAILBOX_REPLIES = new Set([550, 551, 553]);
 /** An enhanced code as a word of its own (not a piece of an IP address or a version number). */
@@ -126,7 +131,11 @@ export function failureScope(report: FailureReport): FailureScope {
     .map((text) => ENHANCED_CODE.exec(text))
     .filter((code) => code !== null && !(code[2] === '0' && code[3] === '0'));
   const enhanced = codes[0];
-  if (enhanced) return enhanced[1] === '5' && MAILBOX_DETAILS.has(`${enhanced[2]}.${enhanced[3]}`) ? 'mailbox' : 'message';
+  if (enhanced) {
+    const detail = `${enhanced[2]}.${enhanced[3]}`;
+    const aboutAddress = MAILBOX_DETAILS.has(detail) || (detail === '4.1' && UNKNOWN_RECIPIENT_4_1.test(report.text ?? ''));
+    return enhanced[1] === '5' && aboutAddress ? 'mailbox' : 'message';
+  }
   const replyCode = report.replyCode ?? Number(REPLY_CODE.exec(report.text ?? '')?.[1] ?? NaN);
   if (Number.isNaN(replyCode)) return report.status ? 'message' : 'unknown';
   return MAILBOX_REPLIES.has(replyCode) ? 'mailbox' : 'message';

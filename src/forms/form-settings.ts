@@ -3,7 +3,7 @@ import { isSlug, SettingsChecker, slugRule } from '../common/settings-checker';
 import { normalizeDomainName } from '../domains/domain-name';
 import { referencedVariable } from './spam/secret-reference';
 import { checkAllowlist } from './spam/sender-allowlist';
-import { NEVER_ALLOWED_EXTENSIONS, PROVIDER_REFUSED_TYPES } from './uploads/refused-types';
+import { ALLOWABLE_FILE_TYPES, NEVER_ALLOWED_EXTENSIONS } from './uploads/refused-types';
 
 export interface FormAcknowledgment {
   enabled: boolean;
@@ -146,14 +146,14 @@ function fieldNames(value: unknown, field: string, check: SettingsChecker): stri
   return names.every((n) => n !== undefined) ? [...new Set(names)] : undefined;
 }
 
-/** Names of PROVIDER_REFUSED_TYPES, without a dot, lower case. */
+/** Names of ALLOWABLE_FILE_TYPES, without a dot, lower case. */
 function fileTypes(value: unknown, field: string, check: SettingsChecker): string[] | undefined {
-  const max = Object.keys(PROVIDER_REFUSED_TYPES).length;
+  const max = ALLOWABLE_FILE_TYPES.size;
   if (!Array.isArray(value) || value.length > max)
-    return check.fail(field, `must be a list of file types (extensions such as iso, docm, 7z)`);
+    return check.fail(field, `must be a list of file types (extensions such as iso, docm, 7z; or pdf-javascript)`);
   const types = value.map((type, i) => {
     const name = typeof type === 'string' ? type.trim().replace(/^\./, '').toLowerCase() : '';
-    if (name in PROVIDER_REFUSED_TYPES) return name;
+    if (ALLOWABLE_FILE_TYPES.has(name)) return name;
     const never = NEVER_ALLOWED_EXTENSIONS.has(name) ? ': programs and pages a browser runs are never accepted' : '';
     return check.fail(`${field}[${i}]`, `${String(type)} is not a file type refused by default that a form may allow${never}`);
   });

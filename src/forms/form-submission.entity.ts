@@ -1,6 +1,7 @@
 import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
 import { AccountOwned } from '../accounts/account-owned';
 import { Form } from './form.entity';
+import type { FormLanguage } from './i18n/language';
 
 /** accepted: its emails are queued; spam: blocked (D-27), nothing sent; held: waits for an instant form's confirmation. */
 export type SubmissionStatus = 'accepted' | 'spam' | 'held';
@@ -16,6 +17,25 @@ export interface HeldNotificationRecipient {
   reason: string;
   since: string;
   source: string | null;
+}
+
+/**
+ * What a submission's emails take from its post's control fields, parsed and checked (D-25), so that emails made
+ * later say what the post asked for.
+ */
+export interface NotificationOptions {
+  /** `_subject`, at most 998 characters. */
+  subject?: string;
+  /** `_replyto`, a valid address. */
+  replyTo?: string;
+  /** `_format=plain`. */
+  format?: 'plain';
+  /** The owner's notification's language: from `_language` only. */
+  language?: FormLanguage;
+  /** The visitor's acknowledgment's language: `_language`, else the browser's Accept-Language. */
+  visitorLanguage?: FormLanguage;
+  /** The addresses of `_cc` that the form's ccAllowed listed when it came (checked against it again when sent). */
+  cc?: string[];
 }
 
 export interface SubmittedFile {
@@ -68,6 +88,10 @@ export class FormSubmission extends AccountOwned {
   /** Notification recipients left out because they were suppressed; sent to once the suppression is lifted. */
   @Column({ type: 'jsonb', nullable: true })
   notificationHeld: HeldNotificationRecipient[] | null;
+
+  /** What its emails take from the post's control fields; null for submissions stored before they were kept. */
+  @Column({ type: 'jsonb', nullable: true })
+  notificationOptions: NotificationOptions | null;
 
   @Column({ type: 'varchar', length: 45, nullable: true })
   ip: string | null;

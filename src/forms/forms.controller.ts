@@ -126,13 +126,12 @@ export class FormsController {
     @Query() query: ListSubmissionsQueryDto,
   ): Promise<SubmissionPageDto | StreamableFile> {
     const form = await this.forms.get(auth.accountId, id);
-    if (query.format === 'csv') return this.exports.csv(auth.accountId, form, { status: query.status, spam: query.spam });
+    const filter = { status: query.status, spam: query.spam, notification: query.notification };
+    if (query.format === 'csv') return this.exports.csv(auth.accountId, form, filter);
     const page = await this.forms.listSubmissions(auth.accountId, form.id, {
       limit: query.limit ?? 50,
       cursor: query.cursor,
-      status: query.status,
-      spam: query.spam,
-      notification: query.notification,
+      ...filter,
     });
     const notifications = await this.notifications.ofPage(auth.accountId, page.submissions);
     const submissions = page.submissions.map((s) => SubmissionDto.from(s, SubmissionNotificationDto.from(notifications.get(s.id)!)));

@@ -8,9 +8,9 @@ import { newId } from '../common/ids';
 import { SettingsChecker } from '../common/settings-checker';
 import { AppConfigService } from '../config/app-config.service';
 import { CONTACT_FORM_SLUG, Form, FormKind } from './form.entity';
-import { FormSubmission, SubmissionStatus } from './form-submission.entity';
+import { FormSubmission } from './form-submission.entity';
 import { checkFormSettings, FormCheckOptions, FormSettings } from './form-settings';
-import { undeliveredNotificationCondition } from './notifications/submission-notifications';
+import { SubmissionFilter, submissionFilterConditions } from './submissions-export.service';
 import { keptCaptchaProvider, publicFormSettings, sealCaptchaSecret, withoutCaptchaSecret } from './spam/captcha-secret';
 
 /** Whose map of forms: a domain's (`/{domain}/{slug}`) or a collection's (`/c/{collection}/{slug}`). */
@@ -22,14 +22,9 @@ export interface NewForm {
   settings: Record<string, unknown>;
 }
 
-export interface SubmissionQuery {
+export interface SubmissionQuery extends SubmissionFilter {
   limit: number;
   cursor?: string;
-  status?: SubmissionStatus;
-  /** true: the spam folder (spam only); false: no spam. */
-  spam?: boolean;
-  /** undelivered: only submissions whose notification was held (a suppressed recipient), bounced or failed. */
-  notification?: 'undelivered';
 }
 
 export interface SubmissionPage {
@@ -125,8 +120,7 @@ export class FormsService implements OnApplicationBootstrap {
     const after = query.cursor ? decodePageCursor(listing, query.cursor) : null;
     const base = this.submissions.createQueryBuilder('s').where('s.accountId = :accountId AND s.formId = :formId', { accountId, formId });
     if (query.status) base.andWhere('s.status = :status', { status: query.status });
-    if (query.spam !== undefined) base.andWhere(query.spam ? "s.status = 'spam'" : "s.status <> 'spam'");
-    if (query.notification === 'undelivered') base.andWhere(undeliveredNotificationCondition('s'));
+    for (const condition of submissionFilterConditions('s', query)) base.andWhere(condition);
     const total = after?.total ?? (await base.clone().getCount());
     const page = base.clone().select(SUBMISSION_COLUMNS.map((column) => `s.${column}`));
     const { rows: submissions, next } = await newestFirstPage(page, after, query.limit);

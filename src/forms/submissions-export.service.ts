@@ -4,6 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { Form } from './form.entity';
 import type { SubmissionStatus } from './form-submission.entity';
+import { undeliveredNotificationCondition } from './notifications/submission-notifications';
 import {
   chooseFieldColumns,
   FIXED_COLUMNS,
@@ -18,15 +19,24 @@ export const CSV_FIELD_COLUMNS = 50;
 /** Rows read per query. Each page is one short indexed query: a slow download holds no connection between them. */
 export const CSV_PAGE_ROWS = 1000;
 
-/** Which of a form's submissions a listing or an export holds: a status, and spam only (true) or no spam (false). */
+/** Which of a form's submissions a listing or an export holds. */
 export interface SubmissionFilter {
   status?: SubmissionStatus;
+  /** true: the spam folder (spam only); false: no spam. */
   spam?: boolean;
+  /** undelivered: only submissions whose notification was held (a suppressed recipient), bounced or failed. */
+  notification?: 'undelivered';
 }
 
-/** The SQL condition of `spam` on a status column (no parameter: it is one of three fixed texts). */
-export function spamCondition(column: string, spam: boolean | undefined): string {
-  return spam === undefined ? 'true' : `${column} ${spam ? '=' : '<>'} 'spam'`;
+/**
+ * The SQL conditions of a filter's `spam` and `notification` on the form_submissions row `alias`, for listings and
+ * exports alike (fixed texts, no parameters; `status` is the caller's, as a parameter).
+ */
+export function submissionFilterConditions(alias: string, filter: SubmissionFilter): string[] {
+  const conditions: string[] = [];
+  if (filter.spam !== undefined) conditions.push(`${alias}.status ${filter.spam ? '=' : '<>'} 'spam'`);
+  if (filter.notification === 'undelivered') conditions.push(undeliveredNotificationCondition(alias));
+  return conditions;
 }
 
 /** Where the previous page ended: created_at as PostgreSQL writes it (microseconds kept), then id. */
@@ -79,7 +89,7 @@ export class SubmissionsExportService {
     const rows: { name: string; position: number }[] = await this.dataSource.query(
       `SELECT k.name, avg(k.position)::float8 AS position
        FROM form_submissions s CROSS JOIN LATERAL json_object_keys(s.fields) WITH ORDINALITY AS k(name, position)
-       WHERE s.account_id = $1 AND s.form_id = $2 AND ($3::varchar IS NULL OR s.status = $3) AND ${spamCondition('s.status', filter.spam)}
+       WHERE ${['s.account_id = $1', 's.form_id = $2', '($3::varchar IS NULL OR s.status = $3)', ...submissionFilterConditions('s', filter)].join(' AND ')}
          AND json_typeof(s.fields) = 'object' AND k.name <> ALL($4::text[])
        GROUP BY k.name ORDER BY count(*) DESC, avg(k.position), k.name LIMIT $5`,
       [accountId, form.id, filter.status ?? null, FIXED_COLUMNS, CSV_FIELD_COLUMNS + declared.length],
@@ -110,13 +120,14 @@ export class SubmissionsExportService {
 
   private page(accountId: string, formId: string, filter: SubmissionFilter, from: Keyset | undefined): Promise<PageRow[]> {
     const params: unknown[] = [accountId, formId, CSV_PAGE_ROWS];
-    const where = ['account_id = $1', 'form_id = $2', spamCondition('status', filter.spam)];
-    if (filter.status) where.push(`status = $${params.push(filter.status)}`);
-    if (from) where.push(`(created_at, id) < ($${params.push(from.after)}::timestamptz, $${params.push(from.id)})`);
+    const where = ['s.account_id = $1', 's.form_id = $2', ...submissionFilterConditions('s', filter)];
+    if (filter.status) where.push(`s.status = $${params.push(filter.status)}`);
+    if (from) where.push(`(s.created_at, s.id) < ($${params.push(from.after)}::timestamptz, $${params.push(from.id)})`);
     return this.dataSource.query(
-      `SELECT id, status, fields, files, ip, user_agent AS "userAgent", origin, created_at AS "createdAt", created_at::text AS after
-       FROM form_submissions WHERE ${where.join(' AND ')}
-       ORDER BY created_at DESC, id DESC LIMIT $3`,
+      `SELECT s.id, s.status, s.fields, s.files, s.ip, s.user_agent AS "userAgent", s.origin, s.created_at AS "createdAt",
+              s.created_at::text AS after
+       FROM form_submissions s WHERE ${where.join(' AND ')}
+       ORDER BY s.created_at DESC, s.id DESC LIMIT $3`,
       params,
     );
   }

@@ -17,6 +17,13 @@ export type MessageEventType =
   | 'complained'
   | 'unsubscribed';
 
+/**
+ * The detail of the `failed` event, without a recipient, that ends a message every recipient of which was suppressed:
+ * not a failure of its own (its `suppressed` events tell). Migration AddSubmissionNotificationState's
+ * message_event_own_failure reads the same text.
+ */
+export const EVERY_RECIPIENT_SUPPRESSED = 'every recipient is on the suppression list';
+
 /** An event to write with a message's acceptance or a move of its status. */
 export interface NewEvent {
   type: MessageEventType;

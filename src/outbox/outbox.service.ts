@@ -72,7 +72,10 @@ export class OutboxService {
     const { recipients, suppressed } = await this.unsuppressed(accountId, [...email.to, ...(email.cc ?? [])]);
     if (recipients.length === 0) return null;
     const toSet = new Set(email.to.map((address) => address.toLowerCase()));
-    const isCopy = (address: string) => !toSet.has(address.toLowerCase());
+    const addressed = recipients.filter((address) => toSet.has(address.toLowerCase()));
+    const copies = recipients.filter((address) => !toSet.has(address.toLowerCase()));
+    // Every To suppressed: the copies are the addressees (a message with an empty To header is refused or looks forged).
+    const [to, cc] = addressed.length ? [addressed, copies] : [copies, []];
 
     const id = newId('msg');
     const acceptedAt = new Date();
@@ -88,8 +91,8 @@ export class OutboxService {
       headerMessageId: `<${id.slice(4)}@${fromDomain}>`,
       content: {
         from: email.from,
-        to: recipients.filter((address) => !isCopy(address)).map((address) => ({ name: '', address })),
-        cc: recipients.filter(isCopy).map((address) => ({ name: '', address })),
+        to: to.map((address) => ({ name: '', address })),
+        cc: cc.map((address) => ({ name: '', address })),
         replyTo: email.replyTo ?? [],
         subject: email.subject,
         text: email.text,

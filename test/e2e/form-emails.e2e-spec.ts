@@ -193,6 +193,53 @@ describe('form emails', () => {
     }, 60_000);
   });
 
+  describe('notifications made later', () => {
+    // What every notification of such a post says, however late it is made.
+    const controls = { _subject: 'Anfrage von der Website', _replyto: 'reply@example.org', _format: 'plain', _language: 'de' };
+    const expectAsPosted = (mail: ReceivedMail) => {
+      expect(mail.parsed!.subject).toBe('Anfrage von der Website');
+      expect(mail.parsed!.replyTo!.value.map((m) => m.address)).toEqual(['reply@example.org']);
+      expect(mail.parsed!.html).toBe(false);
+      expect(textOf(mail)).toMatch(/Ein Formular (auf www\.site-a\.test )?wurde abgeschickt\./);
+    };
+
+    it('follows the post’s control fields when an instant form is confirmed', async () => {
+      const owner = `instant-${unique()}@example.org`;
+      const created = await t.http.post('/instant/forms').set(bearer(admin.adminKey)).send({ name: 'Landing', email: owner }).expect(201);
+      const confirmation = await sink.waitFor(to(owner));
+      const link = /\/instant\/forms\/confirm\/[A-Za-z0-9_-]+/.exec(textOf(confirmation))![0];
+      const marker = unique();
+      await t.http
+        .post(`/f/${created.body.id}`)
+        .set({ ...json, 'X-Api-Key': admin.adminKey })
+        .send({ message: marker, ...controls })
+        .expect(200);
+
+      await t.http.get(link).expect(200);
+      const mail = await sink.waitFor((m) => to(owner)(m) && textOf(m).includes(marker));
+      expectAsPosted(mail);
+    });
+
+    it('follows them, _cc included, when a suppressed owner’s notification is sent after the lift', async () => {
+      const owner = `lifted-${unique()}@site-a.example`;
+      const formId = await createForm({ to: owner, ccAllowed: ['sales@site-a.example'] });
+      await t.http.post('/email/suppression').set(bearer(admin.adminKey)).send({ email: owner, reason: 'bounced' }).expect(201);
+      const marker = unique();
+      await post(formId, { message: marker, ...controls, _cc: 'sales@site-a.example' }).expect(200);
+      // The copy goes out at once; the owner's waits for the lift and then says what the post asked.
+      const copy = await sink.waitFor((m) => to('sales@site-a.example')(m) && textOf(m).includes(marker));
+      expectAsPosted(copy);
+
+      await t.http
+        .delete(`/email/suppression/${encodeURIComponent(owner)}`)
+        .set(bearer(admin.adminKey))
+        .expect(200);
+      const mail = await sink.waitFor((m) => to(owner)(m) && textOf(m).includes(marker));
+      expectAsPosted(mail);
+      expect(mail.envelope.rcptTo).toEqual([owner]);
+    });
+  });
+
   describe('a slow template', () => {
     it('gets 50 ms on the request’s thread, then the default body is sent', async () => {
       await t.http

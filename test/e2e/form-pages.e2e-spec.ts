@@ -200,6 +200,43 @@ describe('form answers a page can show', () => {
       expect(limited.text).not.toMatch(/\d{3,} s\b/);
     });
 
+    it('links back only to a page of an origin that may post to the form', async () => {
+      const formId = await createForm();
+      const phish = 'https://evil.test/login';
+      // A foreign origin: its 403 page links nowhere, it points to the back button.
+      const foreign = await t.http
+        .post(`/f/${formId}`)
+        .set({ ...navigation, Origin: 'https://evil.test', Referer: phish })
+        .type('form')
+        .send({ message: unique() })
+        .expect(403);
+      expect(foreign.headers['content-type']).toMatch(/^text\/html/);
+      expect(foreign.text).not.toContain('evil.test');
+      expect(foreign.text).not.toContain('<a ');
+      expect(foreign.text).toContain('back button');
+      // An allowed origin with a Referer of another host: the link goes to the allowed origin, not to the Referer.
+      const mixed = await t.http
+        .post(`/f/${formId}`)
+        .set({ ...navigation, Origin: site, Referer: phish })
+        .type('form')
+        .send({ email: 'bad' })
+        .expect(400);
+      expect(mixed.text).not.toContain('evil.test');
+      expect(mixed.text).toContain(`<a href="${site}/">Back to the form</a>`);
+    });
+
+    it('answers an Android WebView’s page load (X-Requested-With: its app) with a page', async () => {
+      const formId = await createForm();
+      const res = await t.http
+        .post(`/f/${formId}`)
+        .set({ ...navigation, 'X-Requested-With': 'com.example.shop', Origin: site, Referer: contactPage })
+        .type('form')
+        .send({ email: 'bad' })
+        .expect(400);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.text).toContain(`<a href="${contactPage}">Back to the form</a>`);
+    });
+
     it('links only to http(s) pages, escaped', async () => {
       const formId = await createForm();
       const res = await t.http

@@ -74,6 +74,23 @@ describe('form spam folder, field order and repeated posts', () => {
       await t.http.get(`/api/forms/${formId}/submissions?spam=maybe`).set(bearer(admin.adminKey)).expect(400);
     });
 
+    it('filters an instant form’s listing with ?spam= too', async () => {
+      const created = await t.http
+        .post('/instant/forms')
+        .set(bearer(admin.adminKey))
+        .send({ name: 'Landing', email: `instant-${unique()}@spam-folder.example` })
+        .expect(201);
+      const keyed = (body: Record<string, unknown>) =>
+        t.http.post(`/f/${created.body.id}`).set('X-Api-Key', admin.adminKey).set('Accept', 'application/json').send(body).expect(200);
+      const spam = await keyed({ message: unique(), _service_honeypot: 'x' });
+      const held = await keyed({ message: unique() });
+      const listing = async (query: string) =>
+        (await t.http.get(`/instant/forms/${created.body.id}/submissions${query}`).set(bearer(admin.adminKey)).expect(200)).body
+          .submissions as { id: string }[];
+      expect((await listing('?spam=true')).map((s) => s.id)).toEqual([spam.body.submissionId]);
+      expect((await listing('?spam=false')).map((s) => s.id)).toEqual([held.body.submissionId]);
+    });
+
     it('"not spam" accepts the submission, mails the owner, sends the webhook event, and a second call changes nothing', async () => {
       const formId = await createForm({ spam_protection: filtered });
       const marker = unique();
@@ -104,6 +121,30 @@ describe('form spam folder, field order and repeated posts', () => {
       expect(again.body).toMatchObject({ id: submissionId, status: 'accepted', messageIds: released.body.messageIds });
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(sink.messages.filter(mailWith(marker))).toHaveLength(1);
+    });
+
+    it('"not spam" sends the notification the post asked for: its _subject, _replyto, _format, _language and _cc', async () => {
+      const formId = await createForm({ spam_protection: filtered, ccAllowed: ['sales@spam-folder.example'] });
+      const marker = unique();
+      const { submissionId } = (
+        await post(formId, {
+          ...pharmacy(marker),
+          _subject: 'Anfrage zu Medikamenten',
+          _replyto: 'reply@example.org',
+          _format: 'plain',
+          _language: 'de',
+          _cc: 'sales@spam-folder.example',
+        })
+      ).body;
+      await expectNoMail(marker);
+
+      await t.http.post(`/api/forms/${formId}/submissions/${submissionId}/not-spam`).set(bearer(admin.adminKey)).expect(200);
+      const mail = await sink.waitFor(mailWith(marker));
+      expect(mail.envelope.rcptTo.sort()).toEqual(['owner@spam-folder.example', 'sales@spam-folder.example']);
+      expect(mail.parsed!.subject).toBe('Anfrage zu Medikamenten');
+      expect(mail.parsed!.replyTo!.value.map((m) => m.address)).toEqual(['reply@example.org']);
+      expect(mail.parsed!.html).toBe(false);
+      expect(mail.parsed!.text).toContain('Ein Formular auf www.spam-folder.test wurde abgeschickt.');
     });
 
     it('answers 404 for a submission of another form and needs a key that may write forms', async () => {
@@ -198,6 +239,26 @@ describe('form spam folder, field order and repeated posts', () => {
       const second = await t.http.post(`/f/${formId}`).set(navigate).send(body).expect(303);
       expect(second.headers.location).toBe(first.headers.location);
       expect((await list(formId)).total).toBe(1);
+    });
+  });
+
+  describe('CSV export filters', () => {
+    it('exports only undelivered notifications with ?notification=undelivered', async () => {
+      const owner = `owner-${unique()}@spam-folder.example`;
+      const formId = await createForm({ to: owner });
+      const marker = unique();
+      const delivered = await post(formId, { message: `delivered ${marker}` });
+      await sink.waitFor(mailWith(marker)); // sent before the suppression: not held while it waited
+      await t.http.post('/email/suppression').set(bearer(admin.adminKey)).send({ email: owner, reason: 'bounced' }).expect(201);
+      const held = await post(formId, { message: `held ${unique()}` });
+
+      const csv = await t.http
+        .get(`/api/forms/${formId}/submissions?format=csv&notification=undelivered`)
+        .set(bearer(admin.adminKey))
+        .expect(200);
+      expect(csv.text).toContain(held.body.submissionId);
+      expect(csv.text).not.toContain(delivered.body.submissionId);
+      await t.http.delete(`/email/suppression/${encodeURIComponent(owner)}`).set(bearer(admin.adminKey));
     });
   });
 

@@ -123,6 +123,25 @@ describe('form uploads', () => {
     );
   });
 
+  it('accepts a PDF that runs JavaScript, or a zip of encrypted files, once the form allows them by name', async () => {
+    const formId = await createForm({ allowedFileTypes: ['pdf-javascript', 'encrypted-archive'] });
+    const form = await t.http.get(`/api/forms/${formId}`).set(bearer(admin.adminKey)).expect(200);
+    expect(form.body.settings.allowedFileTypes).toEqual(['pdf-javascript', 'encrypted-archive']);
+    const marker = unique();
+    await post(formId, 'tax-form.pdf', pdfWithOpenActionJs(), 'application/pdf', marker).expect(200);
+    const mail = await sink.waitFor(mailWith(marker));
+    expect(mail.parsed!.attachments.map((a) => a.filename)).toEqual(['tax-form.pdf']);
+    const encrypted = zipOf([{ name: 'statement.pdf', data: '%PDF-1.4', encrypted: true }]);
+    await post(formId, 'statements.zip', encrypted, 'application/zip').expect(200);
+    // Programs stay refused, encrypted or not.
+    await expectRefused(
+      formId,
+      'tools.zip',
+      zipOf([{ name: 'setup.exe', data: peExecutable(), encrypted: true }]),
+      /\.exe files are not accepted/,
+    );
+  });
+
   it('sends bytes that show no type as application/octet-stream, whatever the browser claimed', async () => {
     const formId = await createForm();
     const marker = unique();

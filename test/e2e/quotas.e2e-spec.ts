@@ -340,13 +340,23 @@ describe('quotas', () => {
         .set('Accept', 'text/html')
         .type('form')
         .send({ message: 'hello' });
+      // A browser's navigation gets a page saying the form's text; a script the error body with it.
       expect(res.status).toBe(429);
-      expect(res.body.error).toMatchObject({
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.text).toContain('We are receiving too many messages, please try again later.');
+      expect(res.text).toContain('QUOTA_EXCEEDED');
+      expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      const script = await t.http
+        .post(`/f/${formId}`)
+        .set(bearer(who.adminKey))
+        .set('Accept', 'application/json')
+        .send({ message: 'hello' });
+      expect(script.status).toBe(429);
+      expect(script.body.error).toMatchObject({
         code: 'QUOTA_EXCEEDED',
         message: 'We are receiving too many messages, please try again later.',
         details: { quota: 'form_submissions_per_hour', limit: 1, remaining: 0 },
       });
-      expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     });
   });
 

@@ -175,7 +175,9 @@ export class FormSettingsDto {
     description:
       'Upload types refused by default because Gmail and Outlook refuse them (disk images, macro-enabled Office ' +
       'documents, OneNote, shortcuts, web archives, archives that cannot be inspected, …) that this form accepts, by ' +
-      'extension. Programs, pages a browser runs, encrypted archives and PDFs that run JavaScript are never accepted.',
+      'extension, and pdf-javascript (PDFs that run JavaScript by themselves), encrypted-archive (zips holding encrypted ' +
+      'files), unchecked-archive (zips holding files that cannot be checked). Programs and pages a browser runs are ' +
+      'never accepted.',
   })
   allowedFileTypes?: string[];
 

@@ -7,7 +7,7 @@ export const MAX_FORM_EMAIL_BODY_BYTES = 5 * 1024 * 1024;
 /** What the default layout takes beside the values (headings, about 300 bytes of table markup per field, footer). */
 const LAYOUT_BYTES = 256 * 1024;
 
-/** The share of the cap the values of one email may take, in the units of `renderedCost`. */
+/** The share of the cap the fields of one email (their names, then values) may take, in the units of `renderedCost`. */
 export const VALUES_BUDGET = MAX_FORM_EMAIL_BODY_BYTES - LAYOUT_BYTES;
 
 /** Bytes an ASCII character takes in the text part, and in the text and html parts together. */

@@ -1,4 +1,10 @@
-import { renderAcknowledgment, renderNotification, SubmissionEmailContext, submissionTemplateContext } from './submission-emails';
+import {
+  renderAcknowledgment,
+  renderNotification,
+  RenderBudget,
+  SubmissionEmailContext,
+  submissionTemplateContext,
+} from './submission-emails';
 
 function submission(overrides: Partial<SubmissionEmailContext> = {}): SubmissionEmailContext {
   return {
@@ -263,6 +269,15 @@ describe('size cap', () => {
     expect(mb(email.text) + mb(email.html!)).toBeLessThanOrEqual(5);
   });
 
+  it('cuts long field names and counts them in the cap', () => {
+    // 200 names of 200 right-to-left overrides: 1,600 characters each once escaped, 7 bytes apiece in text and html.
+    const fields = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`${i}`.padEnd(200, '\u202E'), '"'.repeat(100_000)]));
+    const email = renderNotification(submission({ fields }));
+    expect(mb(email.text) + mb(email.html!)).toBeLessThanOrEqual(5);
+    const first = email.text.split('\n').find((line) => line.startsWith('0<U+202E>'))!;
+    expect(first.slice(0, first.indexOf(': '))).toBe(`0${'<U+202E>'.repeat(25)}`.slice(0, 200) + '…');
+  });
+
   it('keeps values whole when the email is small enough', () => {
     const long = 'a'.repeat(100_000);
     expect(renderNotification(submission({ fields: { long } })).text).toContain(`long: ${long}\n`);
@@ -360,6 +375,31 @@ describe('with a stored template', () => {
     expect(performance.now() - started).toBeLessThan(1000);
     expect(email.text).toContain('name: Ada');
     expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/render limit exceeded/)]);
+  });
+
+  it('shares one budget among all the renders of a post: a slow notification leaves the acknowledgment the default', () => {
+    const slow = {
+      subject: 'Slow {{ form.name }}',
+      text: '{% for i in (1..3000) %}{% for j in (1..3000) %}{{ j }}{% endfor %}{% endfor %}',
+      html: null,
+    };
+    const errors: string[] = [];
+    const onTemplateError = (err: Error) => errors.push(err.message);
+    const budget = new RenderBudget();
+    const limits: number[] = [];
+    const spend = budget.spend.bind(budget);
+    jest.spyOn(budget, 'spend').mockImplementation((render) => spend((limitMs) => (limits.push(limitMs), render(limitMs))));
+    const started = performance.now();
+    const notification = renderNotification(submission(), { template: slow, budget, onTemplateError });
+    const acknowledgment = renderAcknowledgment(submission(), { template: slow, budget, onTemplateError });
+    // 50 ms in all, not 50 ms for each render: the notification's body took what its subject left, the acknowledgment 1 ms each.
+    expect(limits).toEqual([50, expect.any(Number), 1, 1]);
+    expect(limits[1]).toBeLessThan(50);
+    expect(limits[1]).toBeGreaterThan(1);
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(notification.text).toContain('name: Ada');
+    expect(acknowledgment.text).toContain('Thank you for your message');
+    expect(errors).toEqual([expect.stringMatching(/render limit exceeded/), expect.stringMatching(/render limit exceeded/)]);
   });
 
   it('falls back to the default body when the template cannot be rendered, and says why', () => {

@@ -1,7 +1,7 @@
 import { escapeHtml } from '../../common/escape-html';
 import { renderLiquid, toSubjectLine } from '../../templates/liquid-dialect';
 import type { FormLanguage } from '../i18n/language';
-import { bodyBytes, cutToBudget, MAX_FORM_EMAIL_BODY_BYTES, VALUES_BUDGET } from './email-size';
+import { bodyBytes, cutToBudget, MAX_FORM_EMAIL_BODY_BYTES, renderedCost, VALUES_BUDGET } from './email-size';
 import { EMAIL_STRINGS, EmailStrings } from './email-strings';
 import { htmlToText, textToHtml } from './html-text';
 import { defangLinks, escapeBidi } from './visitor-text';
@@ -52,14 +52,42 @@ export interface SubmissionEmailOptions {
   language?: FormLanguage;
   /** `plain` (`_format=plain`): a text part only. */
   format?: 'plain';
+  /** The render time left to the post's emails, shared by all of them; the email's own when not given. */
+  budget?: RenderBudget;
 }
 
 /**
- * Milliseconds a tenant's Liquid template may take to render one form email: it renders on the thread of the
- * HTTP request that posted the form, so a template with runaway loops must not hold it (the default body is used).
- * A real template takes well under 1 ms; the rest is room for a garbage collection pause on a busy machine.
+ * Milliseconds a tenant's Liquid templates may take to render the emails of one post, all of them together
+ * (notification and acknowledgment, subjects and bodies): they render on the thread of the HTTP request that posted
+ * the form, so a template with runaway loops must not hold it (the default is used). A real template takes well
+ * under 1 ms; the rest is room for a garbage collection pause on a busy machine.
  */
 export const FORM_EMAIL_RENDER_MS = 50;
+
+/**
+ * The render time left to a post's emails. Only rendering counts, not the waits between renders (the
+ * acknowledgment's claim and template lookup): a busy database must not leave the acknowledgment's template no time.
+ */
+export class RenderBudget {
+  private leftMs: number;
+
+  constructor(ms = FORM_EMAIL_RENDER_MS) {
+    this.leftMs = ms;
+  }
+
+  /** Runs one render with the time left (at least 1 ms: a spent budget fails the render, not skips it) and counts what it took. */
+  spend<T>(render: (limitMs: number) => T): T {
+    const started = performance.now();
+    try {
+      return render(Math.max(1, this.leftMs));
+    } finally {
+      this.leftMs -= performance.now() - started;
+    }
+  }
+}
+
+/** A field name as an email shows it is cut to this many characters (after escaping): names count in the size cap too. */
+const SHOWN_NAME_LENGTH = 200;
 
 type Fields = [name: string, value: string][];
 
@@ -117,19 +145,20 @@ function renderSubmissionEmail(
   const subjectSource = options.subject ?? options.template?.subject;
   const readsFields = options.template || (!options.literalSubject && subjectSource?.includes('{'));
   const context = readsFields ? { ...options.template?.variables, ...submissionTemplateContext(ctx, fields()) } : {};
+  const budget = options.budget ?? new RenderBudget();
   const subject =
     (options.literalSubject ? toSubjectLine(options.literalSubject) : '') ||
-    (subjectSource ? renderSubject(subjectSource, context) : '') ||
+    (subjectSource ? renderSubject(subjectSource, context, budget) : '') ||
     toSubjectLine(defaults.subject);
-  const body = (options.template && templateBody(options.template, context, options.onTemplateError)) ?? defaults.body();
+  const body = (options.template && templateBody(options.template, context, budget, options.onTemplateError)) ?? defaults.body();
   return { subject, ...body };
 }
 
 /** A subject that does not render (it may be a submitter's `_subject`) is used as written. */
-function renderSubject(source: string, context: Record<string, unknown>): string {
+function renderSubject(source: string, context: Record<string, unknown>, budget: RenderBudget): string {
   if (!source.includes('{')) return toSubjectLine(source);
   try {
-    return renderLiquid({ subject: source }, context, { renderLimitMs: FORM_EMAIL_RENDER_MS }).subject;
+    return budget.spend((renderLimitMs) => renderLiquid({ subject: source }, context, { renderLimitMs }).subject);
   } catch {
     return toSubjectLine(source);
   }
@@ -138,11 +167,14 @@ function renderSubject(source: string, context: Record<string, unknown>): string
 function templateBody(
   template: SubmissionTemplate,
   context: Record<string, unknown>,
+  budget: RenderBudget,
   onError?: (error: Error) => void,
 ): { text: string; html: string } | null {
   if (template.text == null && template.html == null) return null;
   try {
-    const rendered = renderLiquid({ text: template.text, html: template.html }, context, { renderLimitMs: FORM_EMAIL_RENDER_MS });
+    const rendered = budget.spend((renderLimitMs) =>
+      renderLiquid({ text: template.text, html: template.html }, context, { renderLimitMs }),
+    );
     const html = rendered.html ?? textToHtml(rendered.text ?? '');
     const body = { text: rendered.text ?? htmlToText(html), html };
     if (bodyBytes(body) > MAX_FORM_EMAIL_BODY_BYTES)
@@ -186,8 +218,8 @@ function visibleFields(ctx: SubmissionEmailContext): Fields {
 }
 
 /**
- * The fields as an email shows them: bidi controls escaped (and `reshape` applied), then the longest values cut to
- * keep the email within its cap.
+ * The fields as an email shows them: bidi controls escaped (and `reshape` applied), long names cut, then the longest
+ * values cut so that names and values together keep the email within its cap.
  */
 function shownFields(
   ctx: SubmissionEmailContext,
@@ -195,14 +227,25 @@ function shownFields(
   pointer: (more: number) => string,
   reshape: (text: string) => string = (text) => text,
 ): Fields {
-  const fields = visibleFields(ctx).map(([name, value]): [string, string] => [reshape(escapeBidi(name)), reshape(escapeBidi(value))]);
+  const fields = visibleFields(ctx).map(([name, value]): [string, string] => [
+    shownName(reshape(escapeBidi(name))),
+    reshape(escapeBidi(value)),
+  ]);
+  const names = fields.reduce((sum, [name]) => sum + renderedCost(name, withHtml), 0);
   const values = cutToBudget(
     fields.map(([, value]) => value),
-    VALUES_BUDGET,
+    VALUES_BUDGET - names,
     withHtml,
     pointer,
   );
   return fields.map(([name], i) => [name, values[i]]);
+}
+
+/** A name of at most SHOWN_NAME_LENGTH characters (and "…"), never ending in half of a surrogate pair. */
+function shownName(name: string): string {
+  if (name.length <= SHOWN_NAME_LENGTH) return name;
+  const end = /[\ud800-\udbff]/.test(name[SHOWN_NAME_LENGTH - 1]) ? SHOWN_NAME_LENGTH - 1 : SHOWN_NAME_LENGTH;
+  return `${name.slice(0, end)}…`;
 }
 
 /** `name: value`; a value of several lines starts on the next line, indented. */

@@ -6,12 +6,19 @@ describe('FormFileLinks', () => {
   const target = { submissionId: 'sub_abc123', index: 2 };
   const tokenOf = (url: string) => url.slice('https://mail.example/forms/files/'.length);
 
-  it('names the submission and file, for 30 days after the submission', () => {
-    const submitted = new Date('2026-06-01T10:00:00Z');
-    const url = links.url(target, submitted);
+  it('names the submission and file, for 30 days after the link is made', () => {
+    const made = new Date('2026-06-01T10:00:00Z');
+    const url = links.url(target, made);
     expect(url).toMatch(/^https:\/\/mail\.example\/forms\/files\/[\w-]+\.[\w-]+$/);
     expect(links.verify(tokenOf(url), new Date('2026-06-30T10:00:00Z'))).toEqual(target);
     expect(links.verify(tokenOf(url), new Date('2026-07-01T10:00:01Z'))).toBe('expired');
+  });
+
+  it('gives a link made now, for a notification sent long after the submission, its whole 30 days', () => {
+    const url = links.url(target);
+    const in29Days = new Date(Date.now() + 29 * 24 * 60 * 60 * 1000);
+    expect(links.verify(tokenOf(url), in29Days)).toEqual(target);
+    expect(links.verify(tokenOf(url), new Date(Date.now() + 31 * 24 * 60 * 60 * 1000))).toBe('expired');
   });
 
   it('refuses a tampered or made-up token', () => {

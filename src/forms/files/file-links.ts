@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { madeWithAnyKey } from '../../common/crypto/any-key';
 import { AppConfigService } from '../../config/app-config.service';
 
-/** How long a notification's download link works, from the submission's time. */
+/** How long a notification's download link works, from when the notification was made. */
 export const FILE_LINK_DAYS = 30;
 const FILE_LINK_MS = FILE_LINK_DAYS * 24 * 60 * 60 * 1000;
 /** 16 bytes of HMAC-SHA256, as the tracking links: forging one is 2^128 work. */
@@ -20,8 +20,9 @@ export interface FileLinkTarget {
 /**
  * The download links of stored uploads in a notification: `/forms/files/<base64url of f:submission:index:expiry>.<MAC>`,
  * MACed with a key derived from ENCRYPTION_KEY (a link made under an ENCRYPTION_KEY_PREVIOUS key still works). Nothing
- * is stored per link; the link works for FILE_LINK_DAYS after the submission, whoever holds it (it is mailed to the
- * owner's addresses only). The API route (a key with forms.read) serves the same file without a time limit.
+ * is stored per link; the link works for FILE_LINK_DAYS after it is made (a notification sent later, after a release,
+ * gets its whole time), whoever holds it (it is mailed to the owner's addresses only). Its expiry is in the token: a
+ * link keeps the time it was made with. The API route (a key with forms.read) serves the same file without a time limit.
  */
 @Injectable()
 export class FormFileLinks {
@@ -34,8 +35,9 @@ export class FormFileLinks {
     this.publicUrl = config.publicUrl;
   }
 
-  url(target: FileLinkTarget, submittedAt: Date): string {
-    return `${this.publicUrl}/forms/files/${this.token(target, new Date(submittedAt.getTime() + FILE_LINK_MS))}`;
+  /** A link working for FILE_LINK_DAYS from `madeAt`, the time of the email that carries it. */
+  url(target: FileLinkTarget, madeAt: Date = new Date()): string {
+    return `${this.publicUrl}/forms/files/${this.token(target, new Date(madeAt.getTime() + FILE_LINK_MS))}`;
   }
 
   token({ submissionId, index }: FileLinkTarget, expires: Date): string {

@@ -123,6 +123,7 @@ export class InstantFormsController {
       limit: query.limit ?? 50,
       cursor: query.cursor,
       status: query.status,
+      spam: query.spam,
       notification: query.notification,
     });
     const notifications = await this.notifications.ofPage(auth.accountId, page.submissions);

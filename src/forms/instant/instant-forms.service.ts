@@ -106,7 +106,7 @@ export class InstantFormsService {
     const releases: Release[] = [];
     let released = 0;
     try {
-      for (const submission of held) releases.push(await this.submissionMail.release(form, submission));
+      for (const submission of held) releases.push(await this.submissionMail.release(form, submission, 'held'));
       let refusal = await this.accept(form, releases);
       if (!refusal) released = releases.length;
       const fitting = refusal ? fittingCount(releases, roomLeft(refusal)) : 0;

@@ -7,7 +7,7 @@ import type { Message } from '../../outbox/message.entity';
 import { OutboxService } from '../../outbox/outbox.service';
 import { SuppressionLifts } from '../../suppression/suppression-lifts';
 import type { Form } from '../form.entity';
-import type { HeldNotificationRecipient, SubmittedFields, SubmittedFile } from '../form-submission.entity';
+import type { HeldNotificationRecipient, NotificationOptions, SubmittedFields, SubmittedFile } from '../form-submission.entity';
 import { FormsService } from '../forms.service';
 import { SubmissionMail } from '../submissions/submission-mail';
 
@@ -27,6 +27,7 @@ interface HeldRow {
   origin: string | null;
   created_at: Date;
   notification_held: HeldNotificationRecipient[];
+  notification_options: NotificationOptions | null;
   /** The held addresses no longer suppressed. */
   lifted: string[];
 }
@@ -35,7 +36,9 @@ interface HeldRow {
  * Sends the notifications held for suppressed recipients once their suppression is lifted: at once when the
  * suppression API takes an address off (SuppressionLifts), and by a sweep on workers at start and every minute,
  * so a lift whose process died before the release is not lost. Each batch of submissions is locked (SKIP LOCKED:
- * concurrent releases never send one twice), and its notifications are committed with the submissions' new state.
+ * concurrent releases never send one twice), and its notifications are committed with the submissions' new state; a
+ * submission that cannot be released (its notification fails to render, a row the database refuses) is logged and
+ * left for the next run without holding back the others.
  */
 @Injectable()
 export class HeldNotificationReleases implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
@@ -80,47 +83,63 @@ export class HeldNotificationReleases implements OnModuleInit, OnApplicationBoot
   /** Sends what is held for addresses no longer suppressed: of one account's address, or all of them; how many submissions. */
   async release(scope?: { accountId: string; email: string }): Promise<number> {
     let released = 0;
+    // Submissions whose release failed in this run: left for the next one, so they never stop the others.
+    const failed = new Set<string>();
     for (;;) {
-      const batch = await this.releaseBatch(scope);
-      released += batch;
-      if (batch < BATCH || this.stopped) break;
+      const batch = await this.releaseBatch(failed, scope);
+      released += batch.released;
+      if (batch.claimed < BATCH || this.stopped) break;
     }
     if (released) this.logger.log(`Released the held notifications of ${released} form submission(s)`);
     return released;
   }
 
-  private async releaseBatch(scope?: { accountId: string; email: string }): Promise<number> {
+  /** One batch, each submission under its own savepoint: one that cannot be released is logged and skipped. */
+  private async releaseBatch(
+    failed: Set<string>,
+    scope?: { accountId: string; email: string },
+  ): Promise<{ claimed: number; released: number }> {
     const queued: Message[] = [];
-    const count = await this.dataSource.transaction(async (manager) => {
-      const rows = await this.claim(manager, scope);
+    const result = await this.dataSource.transaction(async (manager) => {
+      const rows = await this.claim(manager, [...failed], scope);
       const forms = new Map<string, Form | null>();
+      let released = 0;
       for (const row of rows) {
-        if (!forms.has(row.form_id)) forms.set(row.form_id, await this.forms.findById(row.form_id));
-        const message = await this.releaseOne(manager, forms.get(row.form_id)!, row);
-        if (message) queued.push(message);
+        await manager.query('SAVEPOINT held_notification');
+        try {
+          if (!forms.has(row.form_id)) forms.set(row.form_id, await this.forms.findById(row.form_id));
+          const message = await this.releaseOne(manager, forms.get(row.form_id)!, row);
+          await manager.query('RELEASE SAVEPOINT held_notification');
+          if (message) queued.push(message);
+          released++;
+        } catch (err) {
+          await manager.query('ROLLBACK TO SAVEPOINT held_notification');
+          failed.add(row.id);
+          this.logger.error(`Could not release the held notification of form submission ${row.id}: ${(err as Error).message}`);
+        }
       }
-      return rows.length;
+      return { claimed: rows.length, released };
     });
     for (const message of queued) this.outbox.queueDelivery(message);
-    return count;
+    return result;
   }
 
-  /** Locks the next held submissions with an address no longer suppressed, oldest first. */
-  private claim(manager: EntityManager, scope?: { accountId: string; email: string }): Promise<HeldRow[]> {
-    const params: unknown[] = [BATCH];
+  /** Locks the next held submissions with an address no longer suppressed, oldest first, but those given. */
+  private claim(manager: EntityManager, except: string[], scope?: { accountId: string; email: string }): Promise<HeldRow[]> {
+    const params: unknown[] = [BATCH, except];
     let filter = '';
     if (scope) {
       params.push(scope.accountId, JSON.stringify([{ email: scope.email.toLowerCase() }]));
-      filter = 'AND s.account_id = $2 AND s.notification_held @> $3::jsonb';
+      filter = 'AND s.account_id = $3 AND s.notification_held @> $4::jsonb';
     }
     const lifted = (alias: string) =>
       `FROM jsonb_array_elements(s.notification_held) ${alias} WHERE NOT EXISTS ` +
       `(SELECT 1 FROM suppression_entries e WHERE e.account_id = s.account_id AND e.email = ${alias} ->> 'email')`;
     return manager.query(
       `SELECT s.id, s.account_id, s.form_id, s.fields, s.files, s.ip, s.user_agent, s.origin, s.created_at, s.notification_held,
-         (SELECT COALESCE(jsonb_agg(h ->> 'email'), '[]') ${lifted('h')}) AS lifted
+         s.notification_options, (SELECT COALESCE(jsonb_agg(h ->> 'email'), '[]') ${lifted('h')}) AS lifted
        FROM form_submissions s
-       WHERE s.notification_held IS NOT NULL ${filter} AND EXISTS (SELECT 1 ${lifted('k')})
+       WHERE s.notification_held IS NOT NULL AND s.id <> ALL ($2::varchar[]) ${filter} AND EXISTS (SELECT 1 ${lifted('k')})
        ORDER BY s.created_at LIMIT $1
        FOR UPDATE OF s SKIP LOCKED`,
       params,
@@ -142,6 +161,7 @@ export class HeldNotificationReleases implements OnModuleInit, OnApplicationBoot
             origin: row.origin,
             createdAt: new Date(row.created_at),
             heldAttachments: null,
+            notificationOptions: row.notification_options,
           },
           row.lifted,
         )

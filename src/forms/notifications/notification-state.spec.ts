@@ -57,3 +57,27 @@ describe('notificationOf', () => {
     expect(notificationOf(legacy, messages({ id: 'msg_n', status: 'sent', failure: null })).messageIds).toEqual(['msg_n']);
   });
 });
+
+describe('notificationOf, lost notifications', () => {
+  it('says not_sent for an accepted submission with no notification message and nobody held', () => {
+    const n = notificationOf({ ...accepted, messageIds: [], notificationMessageIds: [] }, messages());
+    expect(n).toMatchObject({ status: 'not_sent', detail: 'notification not sent: no notification message and no recipient held' });
+  });
+
+  it('says not_sent when the only message found every recipient suppressed and nobody is held', () => {
+    const n = notificationOf(accepted, messages({ id: 'msg_n', status: 'failed', failure: null }));
+    expect(n.status).toBe('not_sent');
+    expect(n.detail).toContain('every recipient was suppressed');
+  });
+
+  it('keeps none for a notification message no longer stored', () => {
+    expect(notificationOf(accepted, messages()).status).toBe('none');
+  });
+
+  it('tells a recipient held because its suppression was lifted as it was sent', () => {
+    const lifted = { email: 'owner@example.com', reason: 'lifted', since: '2026-06-09T10:00:00.000Z', source: null };
+    const n = notificationOf({ ...accepted, notificationHeld: [lifted] }, messages());
+    expect(n.status).toBe('held');
+    expect(n.detail).toContain('was taken off the suppression list as it was sent');
+  });
+});

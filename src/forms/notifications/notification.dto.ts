@@ -1,13 +1,20 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { SUPPRESSION_REASONS, type SuppressionEntry } from '../../suppression/suppression-entry.entity';
-import type { HeldNotificationRecipient } from '../form-submission.entity';
-import { NOTIFICATION_STATUSES, type NotificationStatus, type SubmissionNotification } from './notification-state';
+import { heldRecipientOf, LIFTED, NOTIFICATION_STATUSES, type NotificationStatus, type SubmissionNotification } from './notification-state';
 
-export class HeldRecipientDto {
+/**
+ * A notification recipient of a form on the suppression list: one a form's notifications are held for now, or one a
+ * submission's notification waits for.
+ */
+export class SuppressedRecipientDto {
   @ApiProperty({ example: 'owner@example.com' })
   email: string;
 
-  @ApiProperty({ enum: SUPPRESSION_REASONS, example: 'bounced', description: 'Why the address is suppressed' })
+  @ApiProperty({
+    enum: [...SUPPRESSION_REASONS, LIFTED],
+    example: 'bounced',
+    description: `Why the address is suppressed; ${LIFTED} (a held recipient only): taken off the list as the notification was sent, sent shortly`,
+  })
   reason: string;
 
   @ApiProperty({ format: 'date-time', description: 'Suppressed since' })
@@ -21,15 +28,15 @@ export class HeldRecipientDto {
   })
   source: string | null;
 
-  static readonly from = (held: HeldNotificationRecipient): HeldRecipientDto => ({ ...held });
+  static readonly from = (entry: SuppressionEntry): SuppressedRecipientDto => heldRecipientOf(entry);
 }
 
 export class SubmissionNotificationDto {
   @ApiProperty({
     enum: NOTIFICATION_STATUSES,
     description:
-      'none (spam, an unconfirmed instant form), held (a recipient is suppressed: sent once the suppression is lifted), ' +
-      'queued, sent, delivered, bounced, failed',
+      'none (spam, an unconfirmed instant form), not_sent (no message and nobody held: see detail), ' +
+      'held (a recipient is suppressed: sent once the suppression is lifted), queued, sent, delivered, bounced, failed',
   })
   status: NotificationStatus;
 
@@ -50,40 +57,13 @@ export class SubmissionNotificationDto {
   })
   messageIds: string[];
 
-  @ApiProperty({ type: [HeldRecipientDto], description: 'Recipients the notification waits for: suppressed when it was sent' })
-  heldRecipients: HeldRecipientDto[];
+  @ApiProperty({ type: [SuppressedRecipientDto], description: 'Recipients the notification waits for: suppressed when it was sent' })
+  heldRecipients: SuppressedRecipientDto[];
 
   static readonly from = (n: SubmissionNotification): SubmissionNotificationDto => ({
     status: n.status,
     detail: n.detail,
     messageIds: n.messageIds,
-    heldRecipients: n.heldRecipients.map(HeldRecipientDto.from),
-  });
-}
-
-/** A notification recipient of a form on the suppression list now: its notifications are held until it is taken off. */
-export class SuppressedRecipientDto {
-  @ApiProperty({ example: 'owner@example.com' })
-  email: string;
-
-  @ApiProperty({ enum: SUPPRESSION_REASONS })
-  reason: string;
-
-  @ApiProperty({ format: 'date-time' })
-  since: string;
-
-  @ApiProperty({
-    type: String,
-    nullable: true,
-    example: 'msg_8Jk2Lr9XwT4mPz1Vb8Ks3N',
-    description: 'What suppressed it: the message that bounced, api, …',
-  })
-  source: string | null;
-
-  static readonly from = (entry: SuppressionEntry): SuppressedRecipientDto => ({
-    email: entry.email,
-    reason: entry.reason,
-    since: entry.createdAt.toISOString(),
-    source: entry.source,
+    heldRecipients: n.heldRecipients.map((held) => ({ ...held })),
   });
 }

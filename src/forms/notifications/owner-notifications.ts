@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import type { MessageWithEvents } from '../../outbox/acceptance.repository';
+import type { CompanionStatement, MessageWithEvents } from '../../outbox/acceptance.repository';
 import { ComposedEmail, OutboxService } from '../../outbox/outbox.service';
-import type { SuppressionEntry } from '../../suppression/suppression-entry.entity';
 import { SuppressionService } from '../../suppression/suppression.service';
 import type { HeldNotificationRecipient } from '../form-submission.entity';
+import { heldRecipientsOf, LIFTED } from './notification-state';
 
 /** A notification to the form's owner: the message to its unsuppressed recipients (null if none), and the held ones. */
 export interface OwnerNotification {
@@ -25,33 +25,29 @@ export class OwnerNotifications {
   async compose(accountId: string, email: ComposedEmail): Promise<OwnerNotification> {
     const message = await this.outbox.compose(accountId, email);
     const suppressed = message ? message.message.suppressedRecipients : [...email.to, ...(email.cc ?? [])];
-    // The entries are read only when a recipient was suppressed: a rare second query.
-    const held = suppressed.length ? (await this.suppression.entriesAmong(accountId, suppressed)).map(heldRecipientOf) : [];
-    return { message, held };
+    if (suppressed.length === 0) return { message, held: [] };
+    // Read only when a recipient was suppressed (a rare second query); one taken off the list since is held all the same.
+    const entries = await this.suppression.entriesAmong(accountId, suppressed);
+    return { message, held: heldRecipientsOf(suppressed, entries, new Date()) };
   }
 }
 
-export function heldRecipientOf(entry: SuppressionEntry): HeldNotificationRecipient {
-  return { email: entry.email, reason: entry.reason, since: entry.createdAt.toISOString(), source: entry.source };
-}
-
-/** The `form.notification_failed` event of a recipient held at acceptance, as an event_outbox row. */
+/**
+ * The `form.notification_failed` event of a recipient held at acceptance, written as the trigger of migration
+ * AddSubmissionNotificationState writes those of delivery (its SQL functions: one payload, one subscription rule);
+ * none for a recipient whose suppression was lifted already.
+ */
 export function heldNotificationEvent(
   s: { accountId: string; formId: string; formName: string; submissionId: string },
   held: HeldNotificationRecipient,
   at: Date,
-): { table: string; values: Record<string, unknown> } {
-  const source = held.source ? `, ${held.source}` : '';
-  const payload = {
-    type: 'form.notification_failed',
-    formId: s.formId,
-    formName: s.formName,
-    submissionId: s.submissionId,
-    reason: 'suppressed',
-    recipient: held.email,
-    messageId: null,
-    detail: `recipient ${held.email} suppressed since ${held.since} (${held.reason}${source}): sent once the suppression is lifted`,
-    timestamp: at.toISOString(),
-  };
-  return { table: 'event_outbox', values: { account_id: s.accountId, type: 'form.notification_failed', payload: JSON.stringify(payload) } };
+): CompanionStatement | null {
+  if (held.reason === LIFTED) return null;
+  return (p) =>
+    `INSERT INTO event_outbox (account_id, type, payload) ` +
+    `SELECT ${p(s.accountId)}::text, 'form.notification_failed', form_notification_failed_payload(` +
+    `${p(s.formId)}::text, ${p(s.formName)}::text, ${p(s.submissionId)}::text, 'suppressed', ${p(held.email)}::text, NULL, ` +
+    `form_notification_held_detail(${p(held.email)}::text, ${p(held.reason)}::text, ${p(held.since)}::text, ${p(held.source)}::text), ` +
+    `${p(at)}::timestamptz) ` +
+    `WHERE form_notification_subscribed(${p(s.accountId)}::text)`;
 }

@@ -8,23 +8,24 @@ import type { Form } from '../form.entity';
 import type { FormSubmission } from '../form-submission.entity';
 import { notificationMessageIdsOf, notificationOf, type NotificationMessage, type SubmissionNotification } from './notification-state';
 
-/** The last bounce or failure of message `m` that is its own (a `failed` written with `suppressed` events is theirs). */
+/** The last bounce or failure of message `m` that is its own (message_event_own_failure, of the migration that keeps them). */
 const FAILURE_OF_MESSAGE = `
   SELECT x.type, x.recipient, x.detail FROM message_events x
-  WHERE x.message_id = m.id AND x.type IN ('bounced', 'failed')
-    AND NOT (x.type = 'failed' AND EXISTS (
-      SELECT 1 FROM message_events y WHERE y.message_id = m.id AND y.type = 'suppressed' AND y.occurred_at = x.occurred_at))
+  WHERE x.message_id = m.id AND x.type IN ('bounced', 'failed') AND message_event_own_failure(x.type, x.recipient, x.detail)
   ORDER BY x.occurred_at DESC, x.id DESC LIMIT 1`;
 
 /**
- * `notification=undelivered` of a listing: accepted submissions with held recipients or a notification message that
- * bounced or failed (as notificationOf tells them).
+ * `notification=undelivered` of a listing: accepted submissions whose notification notificationOf tells held,
+ * bounced, failed or not sent (no message, or only messages that found every recipient suppressed, and none held).
  */
 export function undeliveredNotificationCondition(alias: string): string {
+  const ids = `COALESCE(${alias}.notification_message_ids, jsonb_build_array(${alias}.message_ids -> 0))`;
+  const messages = `SELECT 1 FROM messages m WHERE m.id IN (SELECT jsonb_array_elements_text(${ids}))`;
   return (
-    `(${alias}.status = 'accepted' AND (${alias}.notification_held IS NOT NULL OR EXISTS (` +
-    `SELECT 1 FROM messages m WHERE m.id IN (SELECT jsonb_array_elements_text(COALESCE(${alias}.notification_message_ids, ` +
-    `jsonb_build_array(${alias}.message_ids -> 0)))) AND EXISTS (${FAILURE_OF_MESSAGE}))))`
+    `(${alias}.status = 'accepted' AND (${alias}.notification_held IS NOT NULL` +
+    ` OR jsonb_array_length(COALESCE(${alias}.notification_message_ids, ${alias}.message_ids)) = 0` +
+    ` OR EXISTS (${messages} AND EXISTS (${FAILURE_OF_MESSAGE}))` +
+    ` OR (EXISTS (${messages}) AND NOT EXISTS (${messages} AND m.status <> 'failed'))))`
   );
 }
 

@@ -5,7 +5,7 @@ import { AppException } from '../../common/errors/app.exception';
 import { ErrorCode } from '../../common/errors/error-code';
 import { OutboxService } from '../../outbox/outbox.service';
 import { RedisService } from '../../redis/redis.service';
-import type { FormSubmission } from '../form-submission.entity';
+import type { FormSubmission, NotificationOptions } from '../form-submission.entity';
 import { FormsService } from '../forms.service';
 import { SubmissionMail } from '../submissions/submission-mail';
 import { submissionMetering } from '../submissions/submission-record';
@@ -40,22 +40,27 @@ export class SpamFolderService {
       if (submission.status !== 'spam') {
         throw new AppException(ErrorCode.Conflict, 'The submission is not spam: it waits for the instant form to be confirmed');
       }
-      const release = await this.submissionMail.releaseFromSpam(form, submission, await this.keptFiles(submissionId));
-      try {
-        await this.outbox.accept({
-          messages: release.messages,
-          statements: release.statements,
-          metering: submissionMetering(accountId, 1, release.messages),
-        });
-      } catch (err) {
-        await release.acknowledgment?.giveBack();
-        throw err;
-      }
+      const stored = { ...submission, heldAttachments: null, notificationOptions: await this.notificationOptions(submissionId) };
+      const release = await this.submissionMail.release(form, stored, 'spam', await this.keptFiles(submissionId));
+      await this.outbox.accept({
+        messages: release.messages,
+        statements: release.statements,
+        metering: submissionMetering(accountId, 1, release.messages),
+      });
       return this.forms.submission(accountId, form.id, submissionId);
     });
     if (!released)
       throw new AppException(ErrorCode.Conflict, 'The submission is being released by another request: read it again in a moment');
     return released;
+  }
+
+  /** What the submission's post asked of its emails (`_subject`, `_cc`, …): listings do not read it. */
+  private async notificationOptions(submissionId: string): Promise<NotificationOptions | null> {
+    const rows: { notification_options: NotificationOptions | null }[] = await this.dataSource.query(
+      'SELECT notification_options FROM form_submissions WHERE id = $1',
+      [submissionId],
+    );
+    return rows[0]?.notification_options ?? null;
   }
 
   /** The positions of the submission's files whose bytes are stored. */

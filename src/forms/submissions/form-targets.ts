@@ -62,6 +62,15 @@ export class FormTargets {
   }
 
   /**
+   * The form resolve() finds for the caller, else null; counting no failed lookup and throwing nothing, and not holding
+   * a public key to its domain: for the answer to an error, whose readability is the form's origins' decision.
+   */
+  async lookup(route: SubmissionRoute, caller: Caller): Promise<Form | null> {
+    const form = await this.cached(route, caller).catch(() => null);
+    return form && (!caller.auth || form.accountId === caller.auth.accountId) ? form : null;
+  }
+
+  /**
    * Only forms found and confirmed are kept: one created a moment ago must work at once, and an instant form
    * must see its confirmation at once (a held submission after it would wait for nothing).
    */

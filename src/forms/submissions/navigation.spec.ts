@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { isNavigation, postingPage, requestLanguage, wantsJson } from './navigation';
+import { backLink, isNavigation, requestLanguage, wantsJson } from './navigation';
 
 function request(headers: Record<string, string>, body?: unknown): Request {
   const lower = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
@@ -22,6 +22,12 @@ describe('wantsJson and isNavigation', () => {
     ['a client asking for JSON', { Accept: 'application/json' }, true, false],
     ['no Accept, no Sec-Fetch-Mode (D-25: redirected, errors in JSON)', {}, false, false],
     ['XHR', { 'X-Requested-With': 'XMLHttpRequest', Accept: BROWSER_ACCEPT }, true, false],
+    [
+      'an Android WebView page load: X-Requested-With names the app',
+      { 'X-Requested-With': 'com.example.app', 'Sec-Fetch-Mode': 'navigate', Accept: BROWSER_ACCEPT },
+      false,
+      true,
+    ],
     ['a JSON body', { 'Content-Type': 'application/json', 'Sec-Fetch-Mode': 'navigate' }, true, false],
   ])('%s', (_what, headers, json, navigation) => {
     expect(wantsJson(request(headers))).toBe(json);
@@ -38,12 +44,15 @@ describe('requestLanguage', () => {
   });
 });
 
-describe('postingPage', () => {
-  it('is the Referer, else the Origin, http(s) only', () => {
-    expect(postingPage(request({ Referer: 'https://site.test/contact?x=1', Origin: 'https://site.test' }))).toBe(
-      'https://site.test/contact?x=1',
-    );
-    expect(postingPage(request({ Referer: 'javascript:alert(1)', Origin: 'https://site.test' }))).toBe('https://site.test/');
-    expect(postingPage(request({ Origin: 'null' }))).toBeNull();
+describe('backLink', () => {
+  const site = 'https://site.test';
+  it('is the Referer when it is of the origin that may post, else that origin’s home page', () => {
+    expect(backLink(request({ Referer: `${site}/contact?x=1`, Origin: site }), site)).toBe(`${site}/contact?x=1`);
+    expect(backLink(request({ Referer: 'https://other.test/page', Origin: site }), site)).toBe(`${site}/`);
+    expect(backLink(request({ Referer: 'javascript:alert(1)', Origin: site }), site)).toBe(`${site}/`);
+  });
+
+  it('is null without an origin that may post: no link to a page the request chose', () => {
+    expect(backLink(request({ Referer: 'https://evil.test/phish', Origin: 'https://evil.test' }), null)).toBeNull();
   });
 });

@@ -8,7 +8,7 @@ import type { SubmissionRoute } from './form-targets';
  * and curl's: any type). A request with neither header (test tools, old clients) is a form post as before: redirected.
  */
 export function wantsJson(request: Request): boolean {
-  if (request.get('x-requested-with')?.toLowerCase() === 'xmlhttprequest') return true;
+  if (isXhr(request)) return true;
   if (request.is('application/json')) return true;
   const mode = request.get('sec-fetch-mode');
   if (mode) return mode.toLowerCase() !== 'navigate';
@@ -18,7 +18,7 @@ export function wantsJson(request: Request): boolean {
 
 /** A browser's own form post, whose answer the visitor sees as a page: errors are answered with one. */
 export function isNavigation(request: Request): boolean {
-  if (request.get('x-requested-with') || request.is('application/json')) return false;
+  if (isXhr(request) || request.is('application/json')) return false;
   const mode = request.get('sec-fetch-mode');
   if (mode) return mode.toLowerCase() === 'navigate';
   return /text\/html/i.test(request.get('accept') ?? '');
@@ -34,13 +34,14 @@ export function requestLanguage(request: Request): FormLanguage {
   return formLanguage(typeof posted === 'string' ? posted : undefined, request.get('accept-language'));
 }
 
-/** The page that posted, to link back to from our pages: the Referer, else the Origin; http(s) only. */
-export function postingPage(request: Request): string | null {
-  for (const value of [request.get('referer'), request.get('origin')]) {
-    const url = httpUrl(value);
-    if (url) return url.href;
-  }
-  return null;
+/**
+ * The page of an origin that may post to the form, to link back to from our pages: the Referer when it is of that
+ * origin, else the origin's home page. Null without such an origin: our domain links to no page a request chose.
+ */
+export function backLink(request: Request, allowedOrigin: string | null): string | null {
+  if (!allowedOrigin) return null;
+  const referer = httpUrl(request.get('referer'));
+  return referer?.origin === allowedOrigin ? referer.href : `${allowedOrigin}/`;
 }
 
 export function httpUrl(value: string | undefined): URL | null {
@@ -51,6 +52,13 @@ export function httpUrl(value: string | undefined): URL | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Only XMLHttpRequest's marker: Android's WebView sends `X-Requested-With: <app package>` on the pages it navigates to.
+ */
+function isXhr(request: Request): boolean {
+  return request.get('x-requested-with')?.toLowerCase() === 'xmlhttprequest';
 }
 
 /** The route a submission path names (for preflights, whose handler has no typed params, and for error answers). */

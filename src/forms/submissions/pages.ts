@@ -56,6 +56,8 @@ export interface ErrorAnswer {
   status: number;
   error: { code: string; message: string; details?: Record<string, unknown> };
   retryAfter?: number;
+  /** For an account quota's refusal: the form's `global_limited` text, written by its owner for visitors. */
+  ownerQuotaText?: string;
 }
 
 /**
@@ -75,12 +77,17 @@ export function errorPage(answer: ErrorAnswer, language: FormLanguage, back: str
   });
 }
 
-function explain({ status, error, retryAfter }: ErrorAnswer, s: PageStrings): Pick<PageContent, 'paragraphs' | 'items'> {
+function explain({ status, error, retryAfter, ownerQuotaText }: ErrorAnswer, s: PageStrings): Pick<PageContent, 'paragraphs' | 'items'> {
+  // An account quota is not the visitor's doing, and the API's message is for the account: the owner's text, else ours.
+  const code = error.code as ErrorCode;
+  if (code === ErrorCode.QuotaExceeded || code === ErrorCode.AccountQuotaExceeded) {
+    return { paragraphs: [ownerQuotaText ?? s.unavailable] };
+  }
   if (status === 429) {
     const retry = Number(error.details?.retry_after ?? retryAfter);
     return { paragraphs: [Number.isFinite(retry) && retry > 0 ? s.tooMany(waitFor(retry, s)) : s.tooManyLater] };
   }
-  switch (error.code as ErrorCode) {
+  switch (code) {
     case ErrorCode.ValidationFailed: {
       const fields = Array.isArray(error.details?.fields) ? (error.details.fields as { field: string; message: string }[]) : [];
       if (!fields.length) return { paragraphs: [s.notAccepted, error.message] };

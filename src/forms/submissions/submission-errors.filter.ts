@@ -2,10 +2,23 @@ import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { AppException } from '../../common/errors/app.exception';
 import { ErrorCode } from '../../common/errors/error-code';
-import { FormTargets, SubmissionRoute } from './form-targets';
-import { isNavigation, postingPage, requestLanguage, routeOfPath } from './navigation';
+import { withFormQuotaMessage } from '../../quotas/form-quota-message';
+import type { Form } from '../form.entity';
+import { FormTargets } from './form-targets';
+import { backLink, isNavigation, requestLanguage, routeOfPath } from './navigation';
 import { OriginPolicy, requestOrigin } from './origin-policy';
 import { ErrorAnswer, errorPage } from './pages';
+
+const RESOLVED_FORM = Symbol('the form a submission names');
+
+/** Leaves the form the pipeline found on the request, for the answer to an error thrown after. */
+export function rememberForm(request: Request, form: Form): void {
+  (request as Request & { [RESOLVED_FORM]?: Form })[RESOLVED_FORM] = form;
+}
+
+function rememberedForm(request: Request): Form | undefined {
+  return (request as Request & { [RESOLVED_FORM]?: Form })[RESOLVED_FORM];
+}
 
 /**
  * The errors of a form post, wherever they are thrown (the auth guard, the uploads and idempotency interceptors, the
@@ -28,39 +41,54 @@ export class SubmissionErrorsFilter implements ExceptionFilter {
   }
 
   private async decorate(exception: unknown, request: Request, response: Response): Promise<void> {
-    const route = routeOfPath(request.path);
     response.vary('Origin');
-    const origin = await this.readableBy(exception, route, request, response).catch(() => null);
+    const form = await this.formOf(exception, request, response).catch(() => null);
+    const origin = form && (await this.readableBy(form, request).catch(() => null));
     if (origin) response.setHeader('Access-Control-Allow-Origin', origin);
     // POST /submit/{form} is answered in JSON whoever asks.
-    if (route.kind !== 'reference' && isNavigation(request)) answerWithPage(request, response);
+    if (routeOfPath(request.path).kind === 'reference' || !isNavigation(request)) return;
+    answerWithPage(request, response, { back: backLink(request, origin), ownerQuotaText: ownerQuotaText(exception, form) });
+  }
+
+  /**
+   * The form the post names: as the pipeline found it; for an error before it (the guard, the interceptors) looked up
+   * as the pipeline would, with the request's key, counting no failed lookup against the client.
+   */
+  private async formOf(exception: unknown, request: Request, response: Response): Promise<Form | null> {
+    const remembered = rememberedForm(request);
+    if (remembered) return remembered;
+    // No such form: nothing to look up again.
+    if (exception instanceof AppException && exception.code === ErrorCode.NotFound) return null;
+    const origin = requestOrigin(request.get('origin'), request.get('referer'));
+    return this.targets.lookup(routeOfPath(request.path), { auth: request.auth, origin, request, response });
   }
 
   /** The Origin that may read this error: one that may post to the form. */
-  private async readableBy(exception: unknown, route: SubmissionRoute, request: Request, response: Response): Promise<string | null> {
+  private async readableBy(form: Form, request: Request): Promise<string | null> {
     const origin = requestOrigin(request.get('origin'), undefined);
-    // No such form: nothing to allow, and looking again would count a second failed lookup against the client.
-    if (!origin || (exception instanceof AppException && exception.code === ErrorCode.NotFound)) return null;
-    // Whether a page may read the answer is the form's origins' decision, not the key's (a public key of another
-    // domain is a 403 the page should see); only a slug needs the key to name a form.
-    const auth = route.kind === 'reference' && !route.ref.startsWith('frm_') ? request.auth : undefined;
-    const form = await this.targets.resolve(route, { auth, origin, request, response });
-    return (await this.origins.allows(form, origin)) ? origin.origin : null;
+    return origin && (await this.origins.allows(form, origin)) ? origin.origin : null;
   }
+}
+
+/** An account quota's refusal says the form's own `global_limited` text to visitors, when it has one. */
+function ownerQuotaText(exception: unknown, form: Form | null): string | undefined {
+  if (!form || !(exception instanceof AppException)) return undefined;
+  const owned = withFormQuotaMessage(exception, form.settings.rate_limiting);
+  return owned !== exception && owned instanceof AppException ? owned.message : undefined;
 }
 
 /**
  * Makes the global filter's D-10 body go out as a page: its status and headers stay, the JSON becomes HTML in the
- * visitor's language with a link back to the page that posted.
+ * visitor's language, linking back to the page that posted when its origin may post to the form.
  */
-function answerWithPage(request: Request, response: Response): void {
+function answerWithPage(request: Request, response: Response, page: { back: string | null; ownerQuotaText?: string }): void {
   const json = response.json.bind(response);
   response.json = (body: unknown) => {
     const error = (body as { error?: ErrorAnswer['error'] } | null)?.error;
     if (!error?.code) return json(body);
     const retryAfter = Number(response.getHeader('Retry-After')) || undefined;
-    const answer: ErrorAnswer = { status: response.statusCode, error, retryAfter };
+    const answer: ErrorAnswer = { status: response.statusCode, error, retryAfter, ownerQuotaText: page.ownerQuotaText };
     response.setHeader('Content-Type', 'text/html; charset=utf-8');
-    return response.send(errorPage(answer, requestLanguage(request), postingPage(request)));
+    return response.send(errorPage(answer, requestLanguage(request), page.back));
   };
 }

@@ -6,16 +6,16 @@ import type { CompanionStatement, MessageWithEvents } from '../../outbox/accepta
 import { ComposedEmail, OutboxService } from '../../outbox/outbox.service';
 import { TemplatesService } from '../../templates/templates.service';
 import { MAX_FORM_EMAIL_BODY_BYTES } from '../emails/email-size';
-import { renderAcknowledgment, renderNotification, SubmissionEmailContext } from '../emails/submission-emails';
+import { renderAcknowledgment, renderNotification, RenderBudget, SubmissionEmailContext } from '../emails/submission-emails';
 import { FormFileLinks } from '../files/file-links';
 import type { Form } from '../form.entity';
-import type { SubmittedFields } from '../form-submission.entity';
+import type { NotificationOptions, SubmittedFields } from '../form-submission.entity';
 import { FormLanguage, formLanguage } from '../i18n/language';
 import { OwnerNotification, OwnerNotifications } from '../notifications/owner-notifications';
 import { attachmentsWithin, MailAttachment } from '../uploads/submission-uploads';
 import { AcknowledgmentClaim, AcknowledgmentGate } from './acknowledgment-gate';
 import { FormSenders } from './form-sender';
-import type { RequestOrigin } from './origin-policy';
+import { requestOrigin } from './origin-policy';
 import {
   acceptedStatement,
   HeldSubmission,
@@ -27,6 +27,9 @@ import {
   withNotification,
 } from './submission-record';
 import { ControlFields, fieldText } from './submitted-fields';
+
+/** The longest `_subject` taken (RFC 5322's line length). */
+export const MAX_SUBJECT_LENGTH = 998;
 
 /** Said after the name of an upload of a spam submission whose bytes were not kept. */
 const FILE_NOT_KEPT = 'file not kept: the submission was held as spam';
@@ -50,66 +53,53 @@ export class SubmissionMail {
   ) {}
 
   /**
-   * The emails of a held submission of an instant form, once its recipient confirmed, with the statement that
-   * marks it accepted.
+   * The emails of a submission accepted later than it came, with the statements that mark it accepted (if it is still
+   * `from` when they commit) and send its `form.submission` event: a held one once its instant form is confirmed (its
+   * uploads attached, the visitor acknowledged), or a spam one its owner released ("not spam": no acknowledgment, the
+   * visitor was answered long ago; files whose bytes were not kept, all but `keptFiles`, say so by their name).
    */
-  async release(form: Form, held: HeldSubmission): Promise<SubmissionEmails & { statements: CompanionStatement[] }> {
-    const submission: NewSubmission = { ...held, ...notNotified(), form, status: 'accepted', spamReason: null, heldAttachments: null };
-    const emails = await this.emailsOf(form, submission, { all: {} }, held.heldAttachments ?? [], null);
-    submission.messageIds = emails.messages.map(({ message }) => message.id);
-    withNotification(submission, emails);
-    return {
-      ...emails,
-      statements: [acceptedStatement(submission, 'held'), outboxStatement(submission), ...heldNotificationEvents(submission)],
-    };
-  }
-
-  /**
-   * The notification of a spam submission its owner released ("not spam"), with the statements that mark it accepted
-   * (if it is still spam when they commit) and send its `form.submission` event. No acknowledgment: the visitor was
-   * answered long ago. Files whose bytes were not kept (`kept` lists the positions that were) say so by their name.
-   */
-  async releaseFromSpam(
+  async release(
     form: Form,
-    spam: HeldSubmission,
-    kept: ReadonlySet<number>,
+    stored: HeldSubmission,
+    from: 'held' | 'spam',
+    keptFiles?: ReadonlySet<number>,
   ): Promise<SubmissionEmails & { statements: CompanionStatement[] }> {
-    const submission: NewSubmission = { ...spam, ...notNotified(), form, status: 'accepted', spamReason: null, heldAttachments: null };
-    const files = spam.files.map((file, i) => (kept.has(i) ? file : { ...file, filename: `${file.filename} (${FILE_NOT_KEPT})` }));
-    const emails = await this.emailsOf(form, { ...submission, files }, { all: {} }, [], null, undefined, { acknowledge: false });
+    const submission = acceptedNow(form, stored);
+    const files = keptFiles
+      ? stored.files.map((file, i) => (keptFiles.has(i) ? file : { ...file, filename: `${file.filename} (${FILE_NOT_KEPT})` }))
+      : stored.files;
+    const emails = await this.emailsOf(form, { ...submission, files }, stored.heldAttachments ?? [], { acknowledge: from === 'held' });
     submission.messageIds = emails.messages.map(({ message }) => message.id);
     withNotification(submission, emails);
     return {
       ...emails,
-      statements: [acceptedStatement(submission, 'spam'), outboxStatement(submission), ...heldNotificationEvents(submission)],
+      statements: [acceptedStatement(submission, from), outboxStatement(submission), ...heldNotificationEvents(submission)],
     };
   }
 
   /**
-   * The notification of a stored submission to some of its form's recipients (by default all), made later than the
-   * submission: to a held recipient once its suppression is lifted, or after a release from spam. No acknowledgment;
+   * The notification of an accepted submission to some of its form's recipients, made later than the submission:
+   * to held recipients once their suppression is lifted. No acknowledgment and no `_cc` copies (they had theirs);
    * the uploads are not attached (the stored submission lists them). Nothing is written: the caller accepts it.
    */
-  async notifyOwner(form: Form, stored: HeldSubmission, recipients?: string[]): Promise<OwnerNotification> {
-    const submission: NewSubmission = { ...stored, ...notNotified(), form, status: 'accepted', spamReason: null, heldAttachments: null };
-    const emails = await this.emailsOf(form, submission, { all: {} }, [], null, undefined, { recipients, acknowledge: false });
+  async notifyOwner(form: Form, stored: HeldSubmission, recipients: string[]): Promise<OwnerNotification> {
+    const emails = await this.emailsOf(form, acceptedNow(form, stored), [], { recipients, acknowledge: false });
     return { message: emails.messages[0] ?? null, held: emails.notification.held };
   }
 
   /**
-   * The notification (and acknowledgment) of an accepted submission, recipients on the suppression list dropped.
-   * The acknowledgment goes to one address at most once per form and hour (AcknowledgmentGate).
+   * The notification (and acknowledgment) of an accepted submission, recipients on the suppression list held, as
+   * its post's control fields asked (`submission.notificationOptions`), whenever they are made. The acknowledgment
+   * goes to one address at most once per form and hour (AcknowledgmentGate). Templates share one render budget.
    */
   async emailsOf(
     form: Form,
     submission: NewSubmission,
-    control: ControlFields,
     attachments: MailAttachment[],
-    origin: RequestOrigin | null,
-    language: FormLanguage = 'en',
-    later?: { recipients?: string[]; acknowledge: false },
+    later?: { recipients?: string[]; acknowledge: boolean },
   ): Promise<SubmissionEmails> {
     const { settings } = form;
+    const options = submission.notificationOptions;
     const recipients = later?.recipients ?? settings.recipients ?? form.domain?.settings.contactRecipients;
     if (!recipients?.length) {
       throw new AppException(
@@ -119,10 +109,11 @@ export class SubmissionMail {
           : 'The form has no recipients',
       );
     }
+    const madeAt = new Date();
     const context: SubmissionEmailContext = {
       formName: settings.name ?? form.name,
       formId: form.id,
-      domain: form.domain?.name ?? origin?.host ?? null,
+      domain: form.domain?.name ?? requestOrigin(submission.origin ?? undefined, undefined)?.host ?? null,
       fields: submission.fields,
       ip: submission.ip ?? '',
       timestamp: submission.createdAt.toISOString(),
@@ -130,28 +121,30 @@ export class SubmissionMail {
       files: submission.files.map(({ filename, size }, index) => ({
         filename,
         size,
-        url: this.fileLinks.url({ submissionId: submission.id, index }, submission.createdAt),
+        url: this.fileLinks.url({ submissionId: submission.id, index }, madeAt),
       })),
     };
     const from = await this.senders.senderOf(form, context.formName);
     const submitter = validAddress(fieldText(submission.fields, 'email'));
-    const replyTo = settings.replies === false ? undefined : (this.replyToOf(form, submission.fields, control) ?? submitter);
+    const replyTo = settings.replies === false ? undefined : (this.replyToOf(form, submission.fields, options) ?? submitter);
+    const budget = new RenderBudget();
 
     const notificationTemplate = settings.template ? await this.templates.findForForm(form.accountId, settings.template) : null;
     const notification = renderNotification(context, {
       // The owner's email: in the language the form's page asks for (`_language`), not the visitor's browser's.
-      language: formLanguage(control.language, undefined),
-      format: control.format,
-      literalSubject: control.subject,
+      language: options.language,
+      format: options.format,
+      literalSubject: options.subject,
       subject: settings.subject,
       template: notificationTemplate ?? undefined,
+      budget,
       onTemplateError: (err) =>
         this.logger.warn(`Template ${settings.template} of form ${form.id} failed, the default was used: ${err.message}`),
     });
     const notificationEmail: ComposedEmail = {
       ...from,
       to: recipients,
-      cc: later ? [] : allowedCopies(control.cc, settings.ccAllowed),
+      cc: later?.recipients ? [] : allowedCopies(options.cc, settings.ccAllowed),
       replyTo: replyTo ? [{ name: '', address: replyTo }] : [],
       ...notification,
       attachments: attachmentsWithin(
@@ -159,12 +152,14 @@ export class SubmissionMail {
         MAX_FORM_EMAIL_BODY_BYTES - Buffer.byteLength(notification.text) - Buffer.byteLength(notification.html ?? ''),
       ),
     };
-    const acknowledging = settings.acknowledgment?.enabled && submitter && !later;
+    const acknowledging = settings.acknowledgment?.enabled && submitter && (later?.acknowledge ?? true);
     const ackReplyTo = settings.acknowledgment?.replyTo ? [settings.acknowledgment.replyTo] : [];
     const [notified, acknowledged] = await Promise.allSettled([
       this.ownerNotifications.compose(form.accountId, notificationEmail),
       // Reply-To only an address the owner set for acknowledgments: never the owner's private notification address.
-      acknowledging ? this.acknowledgmentOf(form, context, { ...from, to: [submitter], replyTo: ackReplyTo }, language) : null,
+      acknowledging
+        ? this.acknowledgmentOf(form, context, { ...from, to: [submitter], replyTo: ackReplyTo }, options.visitorLanguage, budget)
+        : null,
     ]);
     if (notified.status === 'rejected') {
       if (acknowledged.status === 'fulfilled') await acknowledged.value?.claim.giveBack();
@@ -185,7 +180,8 @@ export class SubmissionMail {
     form: Form,
     context: SubmissionEmailContext,
     envelope: Pick<ComposedEmail, 'from' | 'systemSender' | 'to'> & { replyTo: string[] },
-    language: FormLanguage,
+    language: FormLanguage | undefined,
+    budget: RenderBudget,
   ): Promise<{ message: MessageWithEvents; claim: AcknowledgmentClaim } | null> {
     const ack = form.settings.acknowledgment!;
     const claim = await this.acknowledgments.claim(form.id, envelope.to[0]);
@@ -196,6 +192,7 @@ export class SubmissionMail {
         language,
         subject: ack.subject,
         template: template ?? undefined,
+        budget,
         onTemplateError: (err) =>
           this.logger.warn(`Template ${ack.template} of form ${form.id} failed, the default was used: ${err.message}`),
       });
@@ -215,13 +212,46 @@ export class SubmissionMail {
   }
 
   /** `_replyto`, else the form's replyTo (an address, or the field holding one). */
-  private replyToOf(form: Form, fields: SubmittedFields, control: ControlFields): string | undefined {
-    const fromControl = validAddress(control.replyTo);
+  private replyToOf(form: Form, fields: SubmittedFields, options: NotificationOptions): string | undefined {
+    const fromControl = validAddress(options.replyTo);
     if (fromControl) return fromControl;
     const setting = form.settings.replyTo;
     if (!setting) return undefined;
     return setting.includes('@') ? setting : validAddress(fieldText(fields, setting));
   }
+}
+
+/** A submission accepted now, not notified yet. */
+function acceptedNow(form: Form, stored: HeldSubmission): NewSubmission {
+  return {
+    ...stored,
+    ...notNotified(),
+    form,
+    status: 'accepted',
+    spamReason: null,
+    heldAttachments: null,
+    notificationOptions: stored.notificationOptions ?? {},
+  };
+}
+
+/**
+ * What a post's control fields ask of its emails, kept with the submission: only what passes their checks, `_cc`
+ * only the addresses the form's ccAllowed lists.
+ */
+export function notificationOptionsOf(
+  control: ControlFields,
+  ccAllowed: string[] | undefined,
+  acceptLanguage: string | undefined,
+): NotificationOptions {
+  const cc = allowedCopies(control.cc, ccAllowed);
+  return {
+    subject: control.subject && control.subject.length <= MAX_SUBJECT_LENGTH ? control.subject : undefined,
+    replyTo: validAddress(control.replyTo),
+    format: control.format,
+    language: formLanguage(control.language, undefined),
+    visitorLanguage: formLanguage(control.language, acceptLanguage),
+    cc: cc.length ? cc : undefined,
+  };
 }
 
 /** The addresses of a post's `_cc` that the form's ccAllowed lists; any other is ignored, without an error a bot could read. */

@@ -2,13 +2,17 @@ import type { CompanionStatement, MessageWithEvents } from '../../outbox/accepta
 import { recipientCount } from '../../outbox/acceptance.repository';
 import type { Metering } from '../../quotas/usage-statement';
 import type { Form } from '../form.entity';
-import type { HeldNotificationRecipient, SubmissionStatus, SubmittedFields, SubmittedFile } from '../form-submission.entity';
+import type {
+  HeldNotificationRecipient,
+  NotificationOptions,
+  SubmissionStatus,
+  SubmittedFields,
+  SubmittedFile,
+} from '../form-submission.entity';
 import { heldNotificationEvent } from '../notifications/owner-notifications';
 import type { MailAttachment } from '../uploads/submission-uploads';
 import type { AcknowledgmentClaim } from './acknowledgment-gate';
 import type { PostFingerprint } from './duplicate-posts';
-
-/** A submission as it is written: the row, its `form.submission` event, what became of its notification. */
 
 /** The emails of an accepted submission, and the acknowledgment's claim to give back if they are not accepted. */
 export interface SubmissionEmails {
@@ -29,6 +33,8 @@ export interface NewSubmission {
   fields: SubmittedFields;
   files: SubmittedFile[];
   heldAttachments: MailAttachment[] | null;
+  /** What its emails take from the post's control fields, whenever they are made. */
+  notificationOptions: NotificationOptions;
   messageIds: string[];
   notificationMessageIds: string[];
   notificationHeld: HeldNotificationRecipient[] | null;
@@ -46,11 +52,11 @@ export function submissionMetering(accountId: string, submissions: number, messa
   return { accountId, emails: recipientCount(messages), submissions };
 }
 
-/** A held submission as stored, enough to make its emails later. */
+/** A stored submission, enough to make its emails later (no options: one stored before they were kept). */
 export type HeldSubmission = Pick<
   NewSubmission,
   'id' | 'fields' | 'files' | 'ip' | 'userAgent' | 'origin' | 'createdAt' | 'heldAttachments'
->;
+> & { notificationOptions: NotificationOptions | null };
 
 /** What tells a repeated post: its form, client, fields as posted and files with their bytes' hashes. */
 export function postFingerprint(s: NewSubmission, stored: readonly { hash: string }[]): PostFingerprint {
@@ -75,6 +81,7 @@ export function submissionStatements(s: NewSubmission): CompanionStatement[] {
       fields: JSON.stringify(s.fields),
       files: JSON.stringify(s.files),
       held_attachments: s.heldAttachments ? JSON.stringify(s.heldAttachments) : null,
+      notification_options: JSON.stringify(s.notificationOptions),
       message_ids: JSON.stringify(s.messageIds),
       notification_message_ids: JSON.stringify(s.notificationMessageIds),
       notification_held: s.notificationHeld && JSON.stringify(s.notificationHeld),
@@ -98,10 +105,13 @@ export function withNotification(s: NewSubmission, emails: SubmissionEmails): vo
   s.notificationHeld = emails.notification.held.length ? emails.notification.held : null;
 }
 
-/** A `form.notification_failed` event per recipient held (D-16: in the statement that accepts the submission). */
+/**
+ * A `form.notification_failed` event per recipient held, if a webhook of the account subscribes to it (D-16: in the
+ * statement that accepts the submission).
+ */
 export function heldNotificationEvents(s: NewSubmission): CompanionStatement[] {
   const about = { accountId: s.form.accountId, formId: s.form.id, formName: s.form.name, submissionId: s.id };
-  return (s.notificationHeld ?? []).map((held) => heldNotificationEvent(about, held, s.createdAt));
+  return (s.notificationHeld ?? []).flatMap((held) => heldNotificationEvent(about, held, s.createdAt) ?? []);
 }
 
 export function outboxStatement(s: NewSubmission): CompanionStatement {

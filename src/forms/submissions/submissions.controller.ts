@@ -42,11 +42,11 @@ import { ReceivedFile, SubmissionUploadsInterceptor } from '../uploads/submissio
 import { SubmissionAnswerDto } from './dto/submission-answer.dto';
 import { formLanguage } from '../i18n/language';
 import { FormTargets, SubmissionRoute } from './form-targets';
-import { httpUrl, requestLanguage, routeOfPath, wantsJson } from './navigation';
+import { routeOfPath, wantsJson } from './navigation';
 import { OriginPolicy, requestOrigin } from './origin-policy';
 import { thankYouPage } from './pages';
 import { SubmissionErrorsFilter } from './submission-errors.filter';
-import { SubmissionInput, SubmissionOutcome, SubmissionsService } from './submissions.service';
+import { SubmissionInput, SubmissionsService } from './submissions.service';
 import { ThankYouLinks } from './thank-you-links';
 
 /** Who may post: anyone from an allowed origin (D-26), or a key holding forms.send (a public key: its domain only). */
@@ -93,12 +93,13 @@ function SubmissionRouteDocs(summary: string): MethodDecorator {
       ApiOperation({
         summary,
         description:
-          'A browser’s form post (a navigation: Sec-Fetch-Mode navigate, or Accept with text/html; or neither header) is ' +
-          'answered 303 to `_redirect` (when its origin may post), else to the form’s redirect URL, else to a thank-you page; ' +
-          'its errors as an HTML page in the visitor’s language (`_language`, Accept-Language). Scripts (fetch(), XHR, JSON ' +
-          'bodies, an Accept without text/html) get `{success, message, submissionId}` and errors as JSON, with CORS headers ' +
-          'for an origin that may post. Without a credential the Origin (or Referer) must be a verified domain of the form’s ' +
-          'account or one of its allowedOrigins.',
+          'A browser’s form post (a navigation: Sec-Fetch-Mode navigate, or Accept with text/html) is answered 303 to ' +
+          '`_redirect` (when its origin may post), else to the form’s redirect URL, else to a thank-you page; its errors as ' +
+          'an HTML page in the visitor’s language (`_language`, Accept-Language). A post with neither header (test tools, ' +
+          'old clients) is redirected too, but its errors are JSON. Scripts (fetch(), XHR, JSON bodies, an Accept without ' +
+          'text/html) get `{success, message, submissionId}` and errors as JSON, with CORS headers for an origin that may ' +
+          'post. Without a credential the Origin (or Referer) must be a verified domain of the form’s account or one of its ' +
+          'allowedOrigins.',
       }),
       ApiConsumes('application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'),
       ApiBody(FIELDS_BODY),
@@ -256,16 +257,8 @@ export class SubmissionsController {
     const outcome = await this.submissions.submit({ route, ...posted });
     response.vary('Origin');
     if (outcome.corsOrigin) response.setHeader('Access-Control-Allow-Origin', outcome.corsOrigin);
-    if (!alwaysJson && !wantsJson(request)) seeOther(response, this.redirectOf(request, outcome));
+    if (!alwaysJson && !wantsJson(request)) seeOther(response, outcome.redirect);
     return outcome.answer;
-  }
-
-  /** Our thank-you page follows the visitor's language and links back to the page that posted, if its origin may post. */
-  private redirectOf(request: Request, outcome: SubmissionOutcome): string {
-    if (outcome.redirect !== this.thankYouLinks.page) return outcome.redirect;
-    const referer = httpUrl(request.get('referer'));
-    const back = outcome.corsOrigin && (referer?.origin === outcome.corsOrigin ? referer.href : `${outcome.corsOrigin}/`);
-    return this.thankYouLinks.url(requestLanguage(request), back || null);
   }
 }
 

@@ -6,7 +6,6 @@ import { ErrorCode } from '../../common/errors/error-code';
 import { foreignKeyViolation } from '../../common/errors/unique-violation';
 import { IdempotencyClaim, IdempotencyStore } from '../../common/idempotency/idempotency.store';
 import { newId } from '../../common/ids';
-import { AppConfigService } from '../../config/app-config.service';
 import { OutboxService } from '../../outbox/outbox.service';
 import { withFormQuotaMessage } from '../../quotas/form-quota-message';
 import { DEFAULT_FORM_RATE_LIMIT } from '../../rate-limits/rate-limit.policy';
@@ -14,7 +13,7 @@ import { RateLimitService } from '../../rate-limits/rate-limit.service';
 import { submissionFileRows } from '../files/submission-file-rows';
 import type { Form } from '../form.entity';
 import type { SubmittedFields } from '../form-submission.entity';
-import { formLanguage } from '../i18n/language';
+import { FormLanguage, formLanguage } from '../i18n/language';
 import { CaptchaVerifier, CAPTCHA_FIELDS } from '../spam/captcha-verifier';
 import { ALTCHA_FIELD, ChallengeService } from '../spam/challenge.service';
 import { senderAllowed } from '../spam/sender-allowlist';
@@ -22,8 +21,10 @@ import { contentFilterReason, DEFAULT_HONEYPOT, trippedHoneypot } from '../spam/
 import { asMailAttachments, checkUploads, ReceivedFile, readUploads } from '../uploads/submission-uploads';
 import { DuplicatePosts } from './duplicate-posts';
 import { FormTargets, SubmissionRoute } from './form-targets';
+import { backLink } from './navigation';
 import { OriginPolicy, requestOrigin, RequestOrigin } from './origin-policy';
-import { SubmissionMail, validAddress } from './submission-mail';
+import { rememberForm } from './submission-errors.filter';
+import { notificationOptionsOf, SubmissionMail, validAddress } from './submission-mail';
 import {
   NewSubmission,
   NO_EMAILS,
@@ -34,6 +35,7 @@ import {
   withNotification,
 } from './submission-record';
 import { ControlFields, fieldText, parseSubmittedFields } from './submitted-fields';
+import { ThankYouLinks } from './thank-you-links';
 
 /** The answer to a post (D-25): JSON clients get it as is, browsers a 303 to `redirect`. */
 export interface SubmissionAnswer {
@@ -44,7 +46,7 @@ export interface SubmissionAnswer {
 
 export interface SubmissionOutcome {
   answer: SubmissionAnswer;
-  /** Where a browser goes next: `_redirect` (if its origin may post), the form's redirect, or our thank-you page. */
+  /** Where a browser goes next: `_redirect` (if its origin may post), the form's redirect, or our thank-you page (ThankYouLinks). */
   redirect: string;
   /** The origin to put in Access-Control-Allow-Origin, when it may post. */
   corsOrigin: string | null;
@@ -77,7 +79,7 @@ export class SubmissionsService {
     private readonly outbox: OutboxService,
     private readonly mail: SubmissionMail,
     private readonly idempotency: IdempotencyStore,
-    private readonly config: AppConfigService,
+    private readonly thankYouLinks: ThankYouLinks,
     private readonly duplicates: DuplicatePosts,
   ) {}
 
@@ -85,6 +87,7 @@ export class SubmissionsService {
     const { request, response, auth } = input;
     const origin = requestOrigin(request.get('origin'), request.get('referer'));
     const form = await this.targets.resolve(input.route, { auth, origin, request, response });
+    rememberForm(request, form);
     const originAllowed = await this.origins.allows(form, origin);
     if (!auth && !originAllowed) {
       throw new AppException(
@@ -118,6 +121,7 @@ export class SubmissionsService {
       fields,
       files: uploads.map(({ field, filename, contentType, size }) => ({ field, filename, contentType, size })),
       heldAttachments: !spamReason && !form.confirmedAt ? attachments : null,
+      notificationOptions: notificationOptionsOf(control, form.settings.ccAllowed, request.get('accept-language')),
       ...notNotified(),
       ip: request.ip ?? null,
       userAgent: request.get('user-agent')?.slice(0, 500) ?? null,
@@ -125,13 +129,12 @@ export class SubmissionsService {
       createdAt: new Date(),
     };
     const language = formLanguage(control.language, request.get('accept-language'));
-    const emails =
-      submission.status === 'accepted' ? await this.mail.emailsOf(form, submission, control, attachments, origin, language) : NO_EMAILS;
+    const emails = submission.status === 'accepted' ? await this.mail.emailsOf(form, submission, attachments) : NO_EMAILS;
     const { messages } = emails;
     submission.messageIds = messages.map(({ message }) => message.id);
     withNotification(submission, emails);
 
-    const redirect = this.redirectOf(form, control, origin, originAllowed);
+    const redirect = this.redirectOf(form, control, origin, originAllowed, language, request);
     const corsOrigin = originAllowed ? origin!.origin : null;
     // A double click or a retry: answered with the first post's id, nothing stored or sent again. Idempotency-Key posts are the caller's.
     const duplicate = input.idempotency ? null : await this.duplicates.check(postFingerprint(submission, stored), submission.id);
@@ -160,6 +163,7 @@ export class SubmissionsService {
       throw withFormQuotaMessage(err, form.settings.rate_limiting);
     }
     if (idempotency) idempotency.recorded = true;
+    await duplicate?.confirm();
     return { answer, redirect, corsOrigin };
   }
 
@@ -198,12 +202,22 @@ export class SubmissionsService {
     if (errors.length) throw AppException.validation(errors);
   }
 
-  /** `_redirect` only to an origin that may post to the form (no open redirect), else the form's, else ours. */
-  private redirectOf(form: Form, control: ControlFields, origin: RequestOrigin | null, originAllowed: boolean): string {
+  /**
+   * `_redirect` only to an origin that may post to the form (no open redirect), else the form's, else our thank-you
+   * page in the visitor's language, linking back to the page that posted when its origin may post.
+   */
+  private redirectOf(
+    form: Form,
+    control: ControlFields,
+    origin: RequestOrigin | null,
+    originAllowed: boolean,
+    language: FormLanguage,
+    request: Request,
+  ): string {
     if (control.redirect) {
       const target = requestOrigin(control.redirect, undefined);
       if (target && originAllowed && origin && (target.origin === origin.origin || target.host === origin.host)) return control.redirect;
     }
-    return form.settings.redirect ?? `${this.config.publicUrl}/forms/thank-you`;
+    return form.settings.redirect ?? this.thankYouLinks.url(language, backLink(request, originAllowed ? origin!.origin : null));
   }
 }

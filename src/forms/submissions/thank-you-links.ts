@@ -9,13 +9,13 @@ const MAC_BYTES = 16;
 
 /**
  * The address of our thank-you page for one post: `?lang=de&back=<page that posted>&sig=<MAC>`. The back link is
- * MACed (a key derived from ENCRYPTION_KEY), so the page links only to what a post from an allowed origin put there:
- * nobody can make our domain show a link to a host of their choosing.
+ * MACed (a key derived from ENCRYPTION_KEY), so the page shows only links Mailroom itself made, for an accepted post
+ * from an origin the form allows. That is no vouching for the host: any account can list any host in its forms'
+ * allowedOrigins; what it prevents is a link made up in the query string alone.
  */
 @Injectable()
 export class ThankYouLinks {
-  /** The page without parameters: what SubmissionsService sends a browser to when the form has no redirect. */
-  readonly page: string;
+  private readonly page: string;
   private readonly keys: Buffer[];
 
   constructor(config: AppConfigService) {

@@ -1,11 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deflateSync } from 'node:zlib';
 import { isoImage, pdfWithOpenActionJs, peExecutable, zipOf } from '../../../test/support/zip-file';
 import { AppException } from '../../common/errors/app.exception';
 import { isPlainText } from './file-inspection';
-import { pdfRunsJavaScript } from './pdf-actions';
 import { checkUploads, ReceivedFile } from './submission-uploads';
 
 const directory = mkdtempSync(join(tmpdir(), 'inspection-spec-'));
@@ -100,23 +98,88 @@ describe('uploads mail providers refuse', () => {
     expect(await refusalOf(file('tool.exe', peExecutable()), ['iso'])).toMatch(/program/);
   });
 
-  it('refuses PDFs that run JavaScript on opening, in plain or compressed object streams and with #-escaped names', async () => {
-    expect(await refusalOf(file('cv.pdf', pdfWithOpenActionJs()))).toMatch(/PDF that runs JavaScript/);
-    expect(
-      pdfRunsJavaScript(Buffer.from('%PDF-1.7\n1 0 obj << /AA << /O 2 0 R >> >> endobj 2 0 obj << /S /J#61vaScript /J#53 (x) >> endobj')),
-    ).toBe(true);
-    const packed = deflateSync('<< /Type /Catalog /OpenAction 3 0 R >> << /S /JavaScript /JS (app.alert(1)) >>');
-    const objectStream = Buffer.concat([
-      Buffer.from('%PDF-1.5\n5 0 obj\n<< /Type /ObjStm /N 2 /First 10 /Filter /FlateDecode /Length ' + packed.length + ' >>\nstream\n'),
-      packed,
-      Buffer.from('\nendstream\nendobj\n%%EOF\n'),
-    ]);
-    expect(pdfRunsJavaScript(objectStream)).toBe(true);
-    // JavaScript without an automatic action (a button), or an action without JavaScript, is left alone.
-    expect(pdfRunsJavaScript(Buffer.from('%PDF-1.4\n<< /S /JavaScript /JS (x) >>'))).toBe(false);
-    expect(pdfRunsJavaScript(Buffer.from('%PDF-1.4\n<< /OpenAction [3 0 R /Fit] /AAPL 1 >>'))).toBe(false);
+  it('refuses PDFs that run JavaScript by themselves unless the form allows pdf-javascript', async () => {
+    expect(await refusalOf(file('cv.pdf', pdfWithOpenActionJs()))).toMatch(/PDF that runs JavaScript when opened/);
+    expect(await refusalOf(file('cv.pdf', pdfWithOpenActionJs()), ['pdf-javascript'])).toBeNull();
+    const fillable = Buffer.from('%PDF-1.7\n1 0 obj << /AA << /C 2 0 R >> >> endobj 2 0 obj << /S /JavaScript /JS (calc()) >> endobj');
+    expect(await refusalOf(file('form.pdf', fillable))).toMatch(/PDF that runs JavaScript by itself/);
+    expect(await refusalOf(file('form.pdf', fillable), ['pdf-javascript'])).toBeNull();
+  });
+
+  it('reads a PDF whose header is not at its first byte, as readers do', async () => {
+    const late = Buffer.concat([Buffer.from(' '.repeat(200) + '\n'), pdfWithOpenActionJs()]);
+    expect(await refusalOf(file('cv.pdf', late))).toMatch(/PDF that runs JavaScript/);
   });
 });
+
+describe('zips after a prefix, and every entry of a zip', () => {
+  const jpegHead = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16]), Buffer.from('JFIF\0'), Buffer.alloc(300, 7)]);
+
+  it('opens a zip that follows a prefix (a picture, a self-extractor stub), offsets adjusted or not', async () => {
+    const zip = zipOf([{ name: 'setup.exe', data: peExecutable() }]);
+    expect(await refusalOf(file('photo.jpg', withPrefix(jpegHead, zip)))).toMatch(/"setup.exe" inside/);
+    expect(await refusalOf(file('photo.jpg', Buffer.concat([jpegHead, zip])))).toMatch(/zip archive that cannot be read/);
+  });
+
+  it('takes a binary file whose tail holds the zip end signature by chance', async () => {
+    const bytes = Buffer.concat([
+      jpegHead,
+      Buffer.from('PK\x05\x06', 'latin1'),
+      Buffer.from([1, 0, 2, 0, 3, 0, 4, 0]),
+      Buffer.alloc(40, 9),
+    ]);
+    expect(await refusalOf(file('photo.jpg', bytes))).toBeNull();
+  });
+
+  it('sniffs every entry, the 150th included', async () => {
+    const entries = Array.from({ length: 149 }, (_, i) => ({ name: `photo-${i}.txt`, data: `photo ${i}` }));
+    const zip = zipOf([...entries, { name: 'notes.txt', data: peExecutable() }]);
+    expect(await refusalOf(file('photos.zip', zip))).toMatch(/"notes.txt" inside is a program/);
+  });
+
+  it('refuses, as unchecked, entries it cannot decompress and what lies past its budget; a form may allow them', async () => {
+    const lzma = withMethod(zipOf([{ name: 'notes.txt', data: peExecutable() }]), 14);
+    expect(await refusalOf(file('files.zip', lzma))).toMatch(/compressed in a way that cannot be checked/);
+    expect(await refusalOf(file('files.zip', lzma), ['unchecked-archive'])).toBeNull();
+
+    const zeros = Buffer.alloc(41 * 1024);
+    const many = zipOf(Array.from({ length: 1000 }, (_, i) => ({ name: `log-${i}.txt`, data: zeros })));
+    const started = Date.now();
+    expect(await refusalOf(file('logs.zip', many))).toMatch(/more files than can be checked/);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(await refusalOf(file('logs.zip', many), ['unchecked-archive'])).toBeNull();
+  });
+
+  it('lets a form allow encrypted entries, and takes pages inside a zip, but never programs', async () => {
+    const encrypted = zipOf([{ name: 'secret.pdf', data: '%PDF', encrypted: true }]);
+    expect(await refusalOf(file('files.zip', encrypted), ['encrypted-archive'])).toBeNull();
+    expect(await refusalOf(file('site.zip', zipOf([{ name: 'index.html', data: '<html><script>x()</script>' }])))).toBeNull();
+    expect(await refusalOf(file('site.zip', zipOf([{ name: 'logo.svg', data: '<svg onload="x()"/>' }])))).toBeNull();
+    expect(await refusalOf(file('site.zip', zipOf([{ name: 'run.js', data: 'WScript.Echo(1)' }])))).toMatch(/\.js files are not accepted/);
+    const program = zipOf([{ name: 'setup.exe', data: peExecutable(), encrypted: true }]);
+    expect(await refusalOf(file('files.zip', program), ['encrypted-archive', 'unchecked-archive'])).toMatch(/\.exe files are not accepted/);
+  });
+});
+
+/** A zip after a prefix, its offsets moved past it (as `zip -A` writes a self-extractor). */
+function withPrefix(prefix: Buffer, zip: Buffer): Buffer {
+  const moved = Buffer.from(zip);
+  const end = moved.length - 22;
+  const directory = moved.readUInt32LE(end + 16);
+  moved.writeUInt32LE(directory + prefix.length, end + 16);
+  for (let at = directory; at < end; at += 46 + moved.readUInt16LE(at + 28) + moved.readUInt16LE(at + 30) + moved.readUInt16LE(at + 32)) {
+    moved.writeUInt32LE(moved.readUInt32LE(at + 42) + prefix.length, at + 42);
+  }
+  return Buffer.concat([prefix, moved]);
+}
+
+/** A one-entry zip whose entry claims compression `method` (14: LZMA). */
+function withMethod(zip: Buffer, method: number): Buffer {
+  const changed = Buffer.from(zip);
+  changed.writeUInt16LE(method, 8);
+  changed.writeUInt16LE(method, changed.readUInt32LE(changed.length - 22 + 16) + 10);
+  return changed;
+}
 
 describe('content types', () => {
   it('gives bytes that show no type application/octet-stream, not the type the browser claimed', async () => {

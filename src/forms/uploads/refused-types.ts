@@ -22,13 +22,30 @@ export const PROVIDER_REFUSED_TYPES: Readonly<Record<string, string>> = {
   ...kinds('an archive that cannot be inspected', '7z rar tar gz tgz bz2 tbz2 xz txz zst z cab ace arj lzh lha'),
 };
 
+/**
+ * What a form may accept by name in `allowedFileTypes` though no file name shows it: what the bytes show (a PDF's
+ * scripts) or what cannot be checked (an encrypted zip entry).
+ */
+export const CONTENT_REFUSED_TYPES: Readonly<Record<string, string>> = {
+  'pdf-javascript': 'a PDF that runs JavaScript by itself (when opened, or a fillable form’s scripts), or one too large to check',
+  'encrypted-archive': 'a zip holding encrypted files',
+  'unchecked-archive': 'a zip holding files that cannot be checked (an unusual compression, or more than is read of it)',
+};
+
+/** Every name `allowedFileTypes` may hold: the providers' extensions and the kinds of content above. */
+export const ALLOWABLE_FILE_TYPES: ReadonlySet<string> = new Set([
+  ...Object.keys(PROVIDER_REFUSED_TYPES),
+  ...Object.keys(CONTENT_REFUSED_TYPES),
+]);
+
+/** Programs and scripts a click runs, whatever the bytes: never accepted, in a zip neither. */
+const PROGRAM_EXTENSIONS = 'exe dll bat cmd com scr pif cpl msi msp ps1 vbs vbe js jse mjs wsf hta jar sh app apk lnk reg chm';
+/** Pages a browser renders from an attachment: never accepted; inside a zip a browser does not open them from the mail. */
+const PAGE_EXTENSIONS = 'html htm xhtml xht shtml svg svgz';
+
 /** Names that run or render when opened, whatever the bytes (a `.html` with innocent text today): never accepted. */
-export const NEVER_ALLOWED_EXTENSIONS: ReadonlySet<string> = new Set(
-  (
-    'exe dll bat cmd com scr pif cpl msi msp ps1 vbs vbe js jse mjs wsf hta jar sh app apk lnk reg chm ' +
-    'html htm xhtml xht shtml svg svgz'
-  ).split(' '),
-);
+export const NEVER_ALLOWED_EXTENSIONS: ReadonlySet<string> = new Set(`${PROGRAM_EXTENSIONS} ${PAGE_EXTENSIONS}`.split(' '));
+const NEVER_ALLOWED_IN_ARCHIVES: ReadonlySet<string> = new Set(PROGRAM_EXTENSIONS.split(' '));
 
 function kinds(kind: string, extensions: string): Record<string, string> {
   return Object.fromEntries(extensions.split(/\s+/).map((extension) => [extension, kind]));
@@ -37,7 +54,7 @@ function kinds(kind: string, extensions: string): Record<string, string> {
 /** Why a file is refused, and the name that lifts it (`allowedFileTypes`), if any. */
 export interface Refusal {
   reason: string;
-  /** The name of PROVIDER_REFUSED_TYPES a form may allow; null for what is never accepted. */
+  /** The name of ALLOWABLE_FILE_TYPES a form may allow; null for what is never accepted. */
   type: string | null;
 }
 
@@ -47,10 +64,14 @@ export function extensionOf(filename: string): string {
   return dot < 0 ? '' : filename.slice(dot + 1).toLowerCase();
 }
 
-/** Why a file of this name is refused (`.one files are not accepted: a OneNote notebook`), or null. */
-export function refusalByName(filename: string): Refusal | null {
+/**
+ * Why a file of this name is refused (`.one files are not accepted: a OneNote notebook`), or null. Inside an archive
+ * (`inArchive`) pages are taken: only programs and the providers' list are refused there.
+ */
+export function refusalByName(filename: string, inArchive = false): Refusal | null {
   const extension = extensionOf(filename);
-  if (NEVER_ALLOWED_EXTENSIONS.has(extension)) return { reason: `.${extension} files are not accepted`, type: null };
+  const never = inArchive ? NEVER_ALLOWED_IN_ARCHIVES : NEVER_ALLOWED_EXTENSIONS;
+  if (never.has(extension)) return { reason: `.${extension} files are not accepted`, type: null };
   // `report.tar.gz` is a tar archive in gzip; `.gz` alone decides.
   const kind = PROVIDER_REFUSED_TYPES[extension];
   return kind ? { reason: `.${extension} files are not accepted: ${kind}`, type: extension } : null;

@@ -7,10 +7,13 @@ import { type Refusal, refusalByName } from './refused-types';
 
 /** More entries than any form upload needs: a zip of more is refused rather than listed. */
 const MAX_ENTRIES = 10_000;
-/** The first entries whose bytes are sniffed (a head each): a program renamed `notes.txt` inside a zip. */
-const SNIFFED_ENTRIES = 100;
-/** What is decompressed of each sniffed entry: enough for file-type and for an ISO's volume descriptors. */
+/** What is decompressed of each entry: enough for file-type and for an ISO's volume descriptors. */
 const ENTRY_HEAD_BYTES = 40 * 1024;
+/**
+ * What is decompressed of all entries together (their heads): a zip bomb costs no more, and what lies past it is
+ * refused as unchecked. 800 entries of 40 KB; a 10 MB upload of photos or documents stays well under.
+ */
+export const ENTRY_HEADS_BUDGET = 32 * 1024 * 1024;
 
 /** What is inside a zip (or an Office document, itself a zip) one level down, as far as a refusal goes. */
 export interface ZipVerdict {
@@ -28,8 +31,10 @@ function macroDocumentType(entryName: string, documentExt: string | undefined): 
 
 /**
  * Opens the zip at `path` (one level: archives inside are not opened) and lists why it is refused: an entry with a
- * refused name, an entry whose bytes are a program or a disk image, an encrypted entry (what cannot be read is not
- * taken), VBA macros (vbaProject.bin, whatever the document is called). A zip that cannot be read is refused.
+ * refused name (pages are taken: no browser opens them from the mail), an entry whose bytes are a program or a disk
+ * image (every entry's head is read, within ENTRY_HEADS_BUDGET), VBA macros (vbaProject.bin, whatever the document is
+ * called), and what cannot be checked: an encrypted entry, an unusual compression, an entry that fails to decompress,
+ * entries past the budget (a form may allow these by name). A zip that cannot be read is refused.
  */
 export async function inspectZip(path: string, documentExt?: string): Promise<ZipVerdict> {
   let zip: ZipFile;
@@ -52,13 +57,16 @@ export async function inspectZip(path: string, documentExt?: string): Promise<Zi
 
 async function entryRefusals(zip: ZipFile, documentExt: string | undefined): Promise<Refusal[]> {
   const refusals: Refusal[] = [];
-  let sniffed = 0;
+  let left = ENTRY_HEADS_BUDGET;
+  let overBudget = false;
   for await (const entry of entriesOf(zip)) {
     const name = entry.fileName;
     if (name.endsWith('/')) continue;
     const inside = `"${name.split('/').pop()}" inside`;
+    const byName = refusalByName(name, true);
+    if (byName) refusals.push({ reason: `${inside}: ${byName.reason}`, type: byName.type });
     if (entry.isEncrypted()) {
-      refusals.push({ reason: `it holds an encrypted file (${name}) that cannot be checked`, type: null });
+      refusals.push({ reason: `it holds an encrypted file (${name}) that cannot be checked`, type: 'encrypted-archive' });
       continue;
     }
     if (/(^|\/)vbaProject\.bin$/i.test(name)) {
@@ -66,12 +74,22 @@ async function entryRefusals(zip: ZipFile, documentExt: string | undefined): Pro
       refusals.push({ reason: `it is a macro-enabled Office document (${type})`, type });
       continue;
     }
-    const byName = refusalByName(name);
-    if (byName) refusals.push({ reason: `${inside}: ${byName.reason}`, type: byName.type });
-    if (sniffed < SNIFFED_ENTRIES && entry.uncompressedSize > 0 && entry.canDecodeFileData()) {
-      sniffed++;
-      const byBytes = await bytesRefusal(await entryHead(zip, entry));
-      if (byBytes) refusals.push({ reason: `${inside} is ${byBytes.reason}`, type: byBytes.type });
+    // Nothing stored: nothing to sniff (inflating no bytes would fail).
+    if (entry.compressedSize === 0) continue;
+    if (!entry.canDecodeFileData()) {
+      refusals.push({ reason: `it holds a file (${name}) compressed in a way that cannot be checked`, type: 'unchecked-archive' });
+      continue;
+    }
+    const limit = Math.min(ENTRY_HEAD_BYTES, left);
+    const head = limit > 0 ? await entryHead(zip, entry, limit) : { bytes: Buffer.alloc(0), read: 0, ended: false, unreadable: false };
+    left -= head.read;
+    const byBytes = head.bytes.length > 0 ? await bytesRefusal(head.bytes) : null;
+    if (byBytes) refusals.push({ reason: `${inside} is ${byBytes.reason}`, type: byBytes.type });
+    if (head.unreadable) {
+      refusals.push({ reason: `it holds a file (${name}) that cannot be read`, type: 'unchecked-archive' });
+    } else if (!head.ended && limit < ENTRY_HEAD_BYTES && !overBudget) {
+      overBudget = true;
+      refusals.push({ reason: 'it holds more files than can be checked', type: 'unchecked-archive' });
     }
   }
   return refusals;
@@ -87,7 +105,7 @@ async function bytesRefusal(head: Buffer): Promise<Refusal | null> {
 
 function openZipFile(path: string): Promise<ZipFile> {
   return new Promise((resolve, reject) =>
-    openZip(path, { lazyEntries: true, autoClose: false }, (err, zip) => (err ? reject(err) : resolve(zip))),
+    openZip(path, { lazyEntries: true, autoClose: false, validateEntrySizes: false }, (err, zip) => (err ? reject(err) : resolve(zip))),
   );
 }
 
@@ -107,19 +125,29 @@ async function* entriesOf(zip: ZipFile): AsyncGenerator<Entry> {
   }
 }
 
-/** The first ENTRY_HEAD_BYTES of an entry, decompressed; the rest is never read. */
-async function entryHead(zip: ZipFile, entry: Entry): Promise<Buffer> {
-  const stream = await new Promise<Readable>((resolve, reject) => zip.openReadStream(entry, (err, s) => (err ? reject(err) : resolve(s))));
+/**
+ * The first `limit` decompressed bytes of an entry (the rest is never read): `read` counts all that was decompressed,
+ * `ended` whether that was the whole entry, `unreadable` whether its data failed to decompress.
+ */
+async function entryHead(
+  zip: ZipFile,
+  entry: Entry,
+  limit: number,
+): Promise<{ bytes: Buffer; read: number; ended: boolean; unreadable: boolean }> {
   const chunks: Buffer[] = [];
-  let length = 0;
+  let read = 0;
+  let stream: Readable | undefined;
   try {
+    stream = await new Promise<Readable>((resolve, reject) => zip.openReadStream(entry, (err, s) => (err ? reject(err) : resolve(s))));
     for await (const chunk of stream) {
       chunks.push(chunk as Buffer);
-      length += (chunk as Buffer).length;
-      if (length >= ENTRY_HEAD_BYTES) break;
+      read += (chunk as Buffer).length;
+      if (read >= limit) break;
     }
+  } catch {
+    return { bytes: Buffer.concat(chunks), read, ended: false, unreadable: true };
   } finally {
-    stream.destroy();
+    stream?.destroy();
   }
-  return Buffer.concat(chunks).subarray(0, ENTRY_HEAD_BYTES);
+  return { bytes: Buffer.concat(chunks).subarray(0, limit), read, ended: read < limit, unreadable: false };
 }
