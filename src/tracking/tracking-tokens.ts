@@ -1,5 +1,5 @@
-import { createHmac } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { LINK_MAC_BYTES, linkMac } from '../common/crypto/link-mac';
 import { madeWithAnyKey } from '../common/crypto/any-key';
 import { AppConfigService } from '../config/app-config.service';
 
@@ -7,8 +7,6 @@ import { AppConfigService } from '../config/app-config.service';
 export type TrackingTarget =
   { kind: 'o'; messageId: string } | { kind: 'c'; messageId: string; link: number } | { kind: 'u'; messageId: string };
 
-/** 16 bytes of HMAC-SHA256: forging one is 2^128 work; the links stay short. */
-const MAC_BYTES = 16;
 const MESSAGE_ID = /^msg_[A-Za-z0-9]{1,40}$/;
 
 /**
@@ -32,7 +30,7 @@ export class TrackingTokens {
     const body = Buffer.from(target.kind === 'c' ? `c:${target.messageId}:${target.link}` : `${target.kind}:${target.messageId}`).toString(
       'base64url',
     );
-    return `${body}.${macOf(this.keys[0], body).toString('base64url')}`;
+    return `${body}.${linkMac(this.keys[0], body).toString('base64url')}`;
   }
 
   /** The target of a token of this kind, or null when it is malformed, of another kind or tampered with. */
@@ -40,7 +38,7 @@ export class TrackingTokens {
     const [body, mac, extra] = token.split('.');
     if (!body || !mac || extra !== undefined || body.length > 200) return null;
     const given = Buffer.from(mac, 'base64url');
-    if (given.length !== MAC_BYTES || !madeWithAnyKey(given, this.keys, (key) => macOf(key, body))) return null;
+    if (given.length !== LINK_MAC_BYTES || !madeWithAnyKey(given, this.keys, (key) => linkMac(key, body))) return null;
     const [tokenKind, messageId, link, rest] = Buffer.from(body, 'base64url').toString('utf8').split(':');
     if (tokenKind !== kind || !MESSAGE_ID.test(messageId ?? '') || rest !== undefined) return null;
     if (kind === 'c') {
@@ -61,8 +59,4 @@ export class TrackingTokens {
   unsubscribeUrl(messageId: string): string {
     return `${this.publicUrl}/u/${this.token({ kind: 'u', messageId })}`;
   }
-}
-
-function macOf(key: Buffer, body: string): Buffer {
-  return createHmac('sha256', key).update(body).digest().subarray(0, MAC_BYTES);
 }

@@ -29,9 +29,7 @@ describe('defangLinks', () => {
     expect(defangLinks('Hello. It costs 12.50 EUR, version 1.2.3, at 10:30.')).toBe('Hello. It costs 12.50 EUR, version 1.2.3, at 10:30.');
   });
 
-  it('takes linear time on hostile input', () => {
-    const started = performance.now();
+  it('takes linear time on hostile input (a quadratic pattern would outlast the test timeout)', () => {
     defangLinks('a.'.repeat(200_000) + 'a:'.repeat(200_000));
-    expect(performance.now() - started).toBeLessThan(1000);
   });
 });

@@ -1,13 +1,11 @@
-import { createHmac } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { LINK_MAC_BYTES, linkMac } from '../../common/crypto/link-mac';
 import { madeWithAnyKey } from '../../common/crypto/any-key';
 import { AppConfigService } from '../../config/app-config.service';
 
 /** How long a notification's download link works, from when the notification was made. */
 export const FILE_LINK_DAYS = 30;
 const FILE_LINK_MS = FILE_LINK_DAYS * 24 * 60 * 60 * 1000;
-/** 16 bytes of HMAC-SHA256, as the tracking links: forging one is 2^128 work. */
-const MAC_BYTES = 16;
 const SUBMISSION_ID = /^sub_[A-Za-z0-9]{1,40}$/;
 
 /** The stored upload a link names. */
@@ -42,7 +40,7 @@ export class FormFileLinks {
 
   token({ submissionId, index }: FileLinkTarget, expires: Date): string {
     const body = Buffer.from(`f:${submissionId}:${index}:${Math.floor(expires.getTime() / 1000)}`).toString('base64url');
-    return `${body}.${macOf(this.keys[0], body).toString('base64url')}`;
+    return `${body}.${linkMac(this.keys[0], body).toString('base64url')}`;
   }
 
   /** The file a token names; `expired` for a genuine link past its time; null when malformed or tampered with. */
@@ -50,15 +48,11 @@ export class FormFileLinks {
     const [body, mac, extra] = token.split('.');
     if (!body || !mac || extra !== undefined || body.length > 200) return null;
     const given = Buffer.from(mac, 'base64url');
-    if (given.length !== MAC_BYTES || !madeWithAnyKey(given, this.keys, (key) => macOf(key, body))) return null;
+    if (given.length !== LINK_MAC_BYTES || !madeWithAnyKey(given, this.keys, (key) => linkMac(key, body))) return null;
     const [kind, submissionId, index, expires, rest] = Buffer.from(body, 'base64url').toString('utf8').split(':');
     if (kind !== 'f' || !SUBMISSION_ID.test(submissionId ?? '') || rest !== undefined) return null;
     if (!/^\d{1,3}$/.test(index ?? '') || !/^\d{1,12}$/.test(expires ?? '')) return null;
     if (Number(expires) * 1000 < now.getTime()) return 'expired';
     return { submissionId, index: Number(index) };
   }
-}
-
-function macOf(key: Buffer, body: string): Buffer {
-  return createHmac('sha256', key).update(body).digest().subarray(0, MAC_BYTES);
 }

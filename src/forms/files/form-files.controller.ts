@@ -45,7 +45,7 @@ export class FormFilesController {
   @Header('Referrer-Policy', 'no-referrer')
   @ApiOperation({
     summary: 'Download a file by the link in a form notification',
-    description: `The link is signed and works for ${FILE_LINK_DAYS} days after the submission; later, use the API route.`,
+    description: `The link is signed and works for ${FILE_LINK_DAYS} days from when the notification carrying it was made; later, use the API route.`,
   })
   @ApiOkResponse({ description: 'The file’s bytes, with its stored type and name', content: FILE_BODY })
   @ApiNotFoundResponse({ type: ErrorBodyDto, description: 'Unknown, tampered with or expired link' })

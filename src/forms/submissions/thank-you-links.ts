@@ -1,11 +1,9 @@
-import { createHmac } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { linkMac } from '../../common/crypto/link-mac';
 import { madeWithAnyKey } from '../../common/crypto/any-key';
 import { AppConfigService } from '../../config/app-config.service';
 import type { FormLanguage } from '../i18n/language';
 import { httpUrl } from './navigation';
-
-const MAC_BYTES = 16;
 
 /**
  * The address of our thank-you page for one post: `?lang=de&back=<page that posted>&sig=<MAC>`. The back link is
@@ -42,5 +40,5 @@ export class ThankYouLinks {
 }
 
 function macOf(key: Buffer, back: string): Buffer {
-  return createHmac('sha256', key).update(`thank-you back:${back}`).digest().subarray(0, MAC_BYTES);
+  return linkMac(key, `thank-you back:${back}`);
 }

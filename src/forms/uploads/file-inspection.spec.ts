@@ -144,9 +144,7 @@ describe('zips after a prefix, and every entry of a zip', () => {
 
     const zeros = Buffer.alloc(41 * 1024);
     const many = zipOf(Array.from({ length: 1000 }, (_, i) => ({ name: `log-${i}.txt`, data: zeros })));
-    const started = Date.now();
     expect(await refusalOf(file('logs.zip', many))).toMatch(/more files than can be checked/);
-    expect(Date.now() - started).toBeLessThan(5000);
     expect(await refusalOf(file('logs.zip', many), ['unchecked-archive'])).toBeNull();
   });
 
