@@ -187,8 +187,8 @@ type ImmediateMessageFields = Pick<
 > &
   Partial<Pick<Message, 'systemSender' | 'envelopeFrom' | 'inboundMessageId'>>;
 
-/** A message Mailroom makes itself (form mail, forwarding): queued now, untracked, of no list or template. */
-function immediateMessage(accountId: string, id: string, fields: ImmediateMessageFields): Message {
+/** A message Mailroom makes itself (form mail, forwarding, DSNs): queued now, untracked, of no list or template. */
+export function immediateMessage(accountId: string, id: string, fields: ImmediateMessageFields): Message {
   return Object.assign(new Message(), {
     id,
     accountId,

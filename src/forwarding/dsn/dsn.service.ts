@@ -6,7 +6,7 @@ import { AppConfigService } from '../../config/app-config.service';
 import { DomainsService } from '../../domains/domains.service';
 import { ForwardFailureReporter, ForwardFailureReports } from '../../email/forward-failure-reports';
 import { SuppressionService } from '../../suppression/suppression.service';
-import { OutboxService } from '../../outbox/outbox.service';
+import { immediateMessage, OutboxService } from '../../outbox/outbox.service';
 import { Message } from '../../outbox/message.entity';
 import { dsnContent, DSN_SUBJECT, FailedRecipient } from './dsn-message';
 import { DsnSubject, failedAddresses, notifiable, OriginalHeaders } from './dsn-rules';
@@ -205,10 +205,7 @@ export class DsnService implements ForwardFailureReporter {
       originalSubject: subject.subject,
       date: new Date(),
     });
-    return Object.assign(new Message(), {
-      id,
-      accountId: subject.accountId,
-      status: 'queued',
+    return immediateMessage(subject.accountId, id, {
       fromAddress: content.from.address,
       fromDomain: this.reportingMta,
       systemSender: true,
@@ -217,16 +214,9 @@ export class DsnService implements ForwardFailureReporter {
       inboundMessageId: null,
       subject: DSN_SUBJECT,
       recipients: [subject.sender],
-      pendingRecipients: [subject.sender],
       suppressedRecipients: [],
       headerMessageId: `<${id.slice(4)}@${this.reportingMta}>`,
       content,
-      priority: 'normal',
-      scheduledFor: null,
-      tracking: null,
-      listId: null,
-      templateName: null,
-      metadata: null,
-    } satisfies Partial<Message>);
+    });
   }
 }
