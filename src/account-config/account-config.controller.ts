@@ -8,8 +8,9 @@ import { AccountConfigService } from './account-config.service';
 import { ConfigFileDto, PushConfigQueryDto, PushResultDto } from './dto/config.dto';
 
 const FILE =
-  'The declarative file as JSON (the command line client converts YAML): project, domains (contactRecipients, ' +
-  'forwarding, inboundFiltering, forms), collections, templates, settings.';
+  'The declarative file as JSON (the command line client converts YAML): project, projects, domains (contactRecipients, ' +
+  'forwarding, inboundFiltering, forms), collections (name, project, forms), templates, settings. A collection is in the ' +
+  'project it names (null: in none); one that does not say is in the file’s project, or without one stays where it is.';
 
 @ApiTags('Configuration')
 @Controller('config')
@@ -38,7 +39,8 @@ export class AccountConfigController {
     description:
       `${FILE} What the file names is created or made as it says, in one transaction; what it does not name is kept, ` +
       'or deleted with prune=true. dryRun=true answers the plan without changing anything. Pushing the same file ' +
-      'again changes nothing. Pushes of one account run one after the other. An invalid file is a 400 naming every ' +
+      'again changes nothing. Projects the file names are created or renamed; prune deletes the others unless a ' +
+      'collection is still in them (a note says so). Pushes of one account run one after the other. An invalid file is a 400 naming every ' +
       'problem by its path in the file (domains.example.com.forms.contact.to); nothing is applied. A captcha_secret ' +
       'is the secret itself (a ${NAME} reference is refused: the command line client fills those in); the plan ' +
       'compares it with the stored one and shows "(secret)" or "(new secret)", never a value.',

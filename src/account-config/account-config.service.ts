@@ -21,7 +21,7 @@ import { QuotaService } from '../quotas/quota.service';
 import { FORM_TEMPLATE_TYPES, Template } from '../templates/template.entity';
 import { TemplatesService } from '../templates/templates.service';
 import { AccountConfig, checkConfigFile, emptyConfig, TemplateConfig, toConfigFile } from './config-file';
-import { canonical, ConfigChange, mergeConfig, planChanges } from './config-plan';
+import { canonical, ConfigChange, mergeConfig, planChanges, projectsKeptInUse, unknownProjects } from './config-plan';
 import { redactSecrets, withSecretReferences } from './config-secrets';
 
 export interface PushOptions {
@@ -49,8 +49,8 @@ interface ConfigSettings {
 }
 
 /**
- * The declarative configuration (D-33): export an account's project, domains (forwarding, forms), collections,
- * templates and settings as one file, and push a file back as a plan or in one transaction. Each feature's service
+ * The declarative configuration (D-33): export an account's projects, domains (forwarding, forms), collections (each
+ * naming its project), templates and settings as one file, and push a file back as a plan or in one transaction. Each feature's service
  * writes its own rows; this one decides what changes.
  */
 @Injectable()
@@ -108,7 +108,7 @@ export class AccountConfigService {
       summary: { create: count('create'), update: count('update'), delete: count('delete') },
       changes,
       notInFile,
-      notes: this.notesOn(changes),
+      notes: [...this.notesOn(changes), ...(options.prune ? keptProjectNotes(desired, target) : [])],
     };
   }
 
@@ -119,7 +119,7 @@ export class AccountConfigService {
     desired: AccountConfig,
     target: AccountConfig,
   ): Promise<FieldError[]> {
-    const problems: FieldError[] = [];
+    const problems: FieldError[] = unknownProjects(desired, target);
     const newDomains = Object.keys(desired.domains).filter((name) => !current.domains[name]);
     for (const name of await this.domains.verifiedElsewhere(accountId, newDomains)) {
       problems.push({ field: `domains.${name}`, message: 'is verified by another account' });
@@ -255,6 +255,14 @@ export class AccountConfigService {
     for (const template of templates) config.templates[template.name] = templateConfigOf(template);
     return config;
   }
+}
+
+/** Why pruning left a project the file does not list: it still holds collections. */
+function keptProjectNotes(file: AccountConfig, target: AccountConfig): string[] {
+  return [...projectsKeptInUse(file, target)].map(
+    ([project, collections]) =>
+      `projects.${project} is not in the file but is kept: collections ${collections.join(', ')} are still in it (list it in projects, or move them)`,
+  );
 }
 
 function templateConfigOf(template: Template): TemplateConfig {

@@ -12,9 +12,9 @@ import { TEMPLATE_NAME_PATTERN } from '../templates/templates.service';
  * forms, collections, templates, settings), normalized: what `GET /config` exports and `PUT /config` compares.
  */
 export interface AccountConfig {
-  /** The project the file describes; its collections belong to it. */
+  /** The project the file describes: the project of each collection that does not name its own. */
   project: ProjectConfig | null;
-  /** Every project by slug → name: the account's, or the file's one. Prune deletes the others. */
+  /** Every project by slug → name: the account's, or the file's `project` and `projects` section. */
   projects: Record<string, string>;
   /** Null when the file has no settings section (kept unless pruning). */
   settings: SettingsConfig | null;
@@ -44,8 +44,11 @@ export interface DomainConfig {
 
 export interface CollectionConfig {
   name: string;
-  /** Slug of the collection's project: the file's collections belong to the file's project (not written in the file). */
-  project: string | null;
+  /**
+   * Slug of the collection's project, null for none. Undefined only in a checked file whose collection does not
+   * say: it is then in the file's `project`, or without one stays where it is (mergeConfig).
+   */
+  project?: string | null;
   forms: Record<string, FormSettings>;
 }
 
@@ -59,12 +62,13 @@ export interface TemplateConfig {
   variables?: Record<string, unknown>;
 }
 
-export const CONFIG_SECTIONS = ['project', 'domains', 'collections', 'templates', 'settings'] as const;
+export const CONFIG_SECTIONS = ['project', 'projects', 'domains', 'collections', 'templates', 'settings'] as const;
 const DOMAIN_KEYS = ['contactRecipients', 'forwarding', 'inboundFiltering', 'forms'];
-const COLLECTION_KEYS = ['name', 'forms'];
+const COLLECTION_KEYS = ['name', 'project', 'forms'];
 const TEMPLATE_KEYS = ['type', 'description', 'subject', 'text', 'html', 'html_file', 'variables'];
 
 export const CONFIG_LIMITS = {
+  projects: 200,
   domains: 200,
   collections: 200,
   templates: 500,
@@ -91,7 +95,13 @@ export function checkConfigFile(file: unknown): { config: AccountConfig; errors:
     if (!(CONFIG_SECTIONS as readonly string[]).includes(key)) check.fail(key, `unknown section; allowed: ${CONFIG_SECTIONS.join(', ')}`);
   }
   if (file.project != null) config.project = checkProject(file.project, check);
-  if (config.project) config.projects = { [config.project.slug]: config.project.name };
+  config.projects = checkKeyed(file.projects, 'projects', CONFIG_LIMITS.projects, check, checkProjectEntry);
+  if (config.project) {
+    const { slug, name } = config.project;
+    const listed = config.projects[slug];
+    if (listed !== undefined && listed !== name) check.fail(`projects.${slug}.name`, `differs from project.name (${name})`);
+    config.projects = { [slug]: name, ...config.projects };
+  }
   if (file.settings != null) config.settings = checkSettings(file.settings, check);
   config.domains = checkKeyed(file.domains, 'domains', CONFIG_LIMITS.domains, check, checkDomainEntry);
   config.collections = checkKeyed(file.collections, 'collections', CONFIG_LIMITS.collections, check, checkCollectionEntry);
@@ -101,7 +111,7 @@ export function checkConfigFile(file: unknown): { config: AccountConfig; errors:
 
 type EntryChecker<T> = (key: string, value: unknown, field: string, check: SettingsChecker) => [string, T] | undefined;
 
-/** A section keyed by name (domains, collections, templates): each entry checked, duplicate keys after normalizing refused. */
+/** A section keyed by name (projects, domains, collections, templates): each entry checked, duplicate keys after normalizing refused. */
 function checkKeyed<T>(section: unknown, field: string, max: number, check: SettingsChecker, entry: EntryChecker<T>): Record<string, T> {
   const out: Record<string, T> = {};
   if (section == null) return out;
@@ -128,6 +138,21 @@ function checkProject(value: unknown, check: SettingsChecker): ProjectConfig | n
   const slug = check.matches(value.slug, 'project.slug', SLUG_PATTERN, slugRule());
   return name && slug ? { name: name.trim(), slug } : null;
 }
+
+/** `projects.<slug>`: `{ name }`, the name alone, or nothing (the name is the slug), as collections. */
+const checkProjectEntry: EntryChecker<string> = (slug, value, field, check) => {
+  if (!isSlug(slug)) return check.fail(field, `project slug must be ${slugRule()}`);
+  if (value == null) return [slug, slug];
+  if (typeof value === 'string') {
+    const name = check.text(value, field, 200)?.trim();
+    return name ? [slug, name] : undefined;
+  }
+  if (!check.isObject(value, field)) return undefined;
+  check.unknownKeys(value, ['name'], field);
+  if (value.name == null) return [slug, slug];
+  const name = check.text(value.name, `${field}.name`, 200)?.trim();
+  return name ? [slug, name] : undefined;
+};
 
 function checkSettings(value: unknown, check: SettingsChecker): SettingsConfig {
   if (!check.isObject(value, 'settings')) return {};
@@ -170,11 +195,14 @@ const checkDomainEntry: EntryChecker<DomainConfig> = (key, value, field, check) 
 
 const checkCollectionEntry: EntryChecker<CollectionConfig> = (slug, value, field, check) => {
   if (!isSlug(slug)) return check.fail(field, `collection slug must be ${slugRule()}`);
-  const collection: CollectionConfig = { name: slug, project: null, forms: {} };
+  const collection: CollectionConfig = { name: slug, forms: {} };
   if (value == null) return [slug, collection];
   if (!check.isObject(value, field)) return undefined;
   check.unknownKeys(value, COLLECTION_KEYS, field);
   if (value.name != null) collection.name = check.text(value.name, `${field}.name`, 200)?.trim() ?? slug;
+  // `project: null` says "in no project"; a slug must be a project of the file or the account (checked with the account).
+  if (value.project === null) collection.project = null;
+  else if (value.project !== undefined) collection.project = check.matches(value.project, `${field}.project`, SLUG_PATTERN, slugRule());
   if (value.forms != null) collection.forms = checkFormMap(value.forms, `${field}.forms`, check, { requireRecipients: true }) ?? {};
   return [slug, collection];
 };
@@ -218,11 +246,15 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /**
  * The configuration in the file's shape, as `GET /config` answers it: empty sections and fields left out, one
- * recipient written as an address rather than a list of one. Checking the result gives the same config back.
+ * recipient written as an address rather than a list of one. `projects` lists the projects besides `project`, and a
+ * collection names its project (or null) unless it is `project`. Pushing the result back changes nothing.
  */
 export function toConfigFile(config: AccountConfig): Record<string, unknown> {
   const file: Record<string, unknown> = {};
+  const described = config.project?.slug;
   if (config.project) file.project = { name: config.project.name, slug: config.project.slug };
+  const others = Object.entries(config.projects).filter(([slug]) => slug !== described);
+  if (others.length > 0) file.projects = Object.fromEntries(others.map(([slug, name]) => [slug, { name }]));
   if (Object.keys(config.domains).length > 0) {
     file.domains = mapValues(config.domains, (domain) =>
       compact({
@@ -234,9 +266,12 @@ export function toConfigFile(config: AccountConfig): Record<string, unknown> {
     );
   }
   if (Object.keys(config.collections).length > 0) {
-    file.collections = mapValues(config.collections, (collection) =>
-      compact({ name: collection.name, forms: nonEmpty(mapValues(collection.forms, formToFile)) }),
-    );
+    file.collections = mapValues(config.collections, (collection) => ({
+      name: collection.name,
+      // null written too: a collection in no project says so.
+      ...(collection.project !== described && { project: collection.project ?? null }),
+      ...compact({ forms: nonEmpty(mapValues(collection.forms, formToFile)) }),
+    }));
   }
   if (Object.keys(config.templates).length > 0) file.templates = mapValues(config.templates, (template) => compact({ ...template }));
   if (config.settings?.global_limits) file.settings = { global_limits: { ...config.settings.global_limits } };

@@ -1,5 +1,5 @@
 import { AccountConfig, checkConfigFile, emptyConfig, toConfigFile } from './config-file';
-import { canonical, mergeConfig, planChanges } from './config-plan';
+import { canonical, mergeConfig, planChanges, projectsKeptInUse, unknownProjects } from './config-plan';
 
 function config(file: unknown): AccountConfig {
   const { config, errors } = checkConfigFile(file);
@@ -105,6 +105,118 @@ describe('mergeConfig and planChanges', () => {
     again.projects = current.projects;
     expect(canonical(again)).toBe(canonical(current));
     expect(toConfigFile(emptyConfig())).toEqual({});
+  });
+
+  describe('several projects', () => {
+    /** An account built through the API: projects a and b, collections in each, in none, and no project the file describes. */
+    const account: AccountConfig = {
+      ...emptyConfig(),
+      projects: { a: 'Project A', b: 'Project B', empty: 'Empty' },
+      collections: {
+        ina: { name: 'In A', project: 'a', forms: {} },
+        inb: { name: 'In B', project: 'b', forms: { f: { recipients: ['x@example.org'] } } },
+        loose: { name: 'loose', project: null, forms: {} },
+      },
+    };
+    const described: AccountConfig = { ...account, project: { slug: 'a', name: 'Project A' } };
+
+    it.each([
+      ['without a described project', account],
+      ['with one', described],
+    ])('exports every project and each collection’s own project, and plans nothing for the export (%s)', (_name, current) => {
+      const file = toConfigFile(current);
+      for (const prune of [false, true]) expect(planChanges(current, mergeConfig(current, config(file), prune))).toEqual([]);
+    });
+
+    it('writes each collection’s project unless it is the file’s project, null included', () => {
+      expect(toConfigFile(account)).toEqual({
+        projects: { a: { name: 'Project A' }, b: { name: 'Project B' }, empty: { name: 'Empty' } },
+        collections: {
+          ina: { name: 'In A', project: 'a' },
+          inb: { name: 'In B', project: 'b', forms: { f: { to: 'x@example.org' } } },
+          loose: { name: 'loose', project: null },
+        },
+      });
+      const file = toConfigFile(described);
+      expect(file.project).toEqual({ name: 'Project A', slug: 'a' });
+      expect(Object.keys(file.projects as object)).toEqual(['b', 'empty']);
+      expect(file.collections).toMatchObject({ ina: { name: 'In A' }, loose: { project: null } });
+      expect((file.collections as Record<string, object>).ina).not.toHaveProperty('project');
+    });
+
+    it('moves a collection only when the file says so', () => {
+      const moved = planChanges(
+        account,
+        mergeConfig(account, config({ collections: { loose: { project: 'b' }, ina: { name: 'In A' } } }), false),
+      );
+      expect(moved.map((c) => [c.action, c.path, c.changes])).toEqual([
+        ['update', 'collections.loose', [{ field: 'project', before: null, after: 'b' }]],
+      ]);
+      const out = mergeConfig(account, config({ collections: { ina: { name: 'In A', project: null } } }), false);
+      expect(out.collections.ina.project).toBeNull();
+    });
+
+    it('creates a project the file lists, renames one, and keeps the unlisted unless pruning', () => {
+      const file = config({ projects: { c: 'Project C', a: { name: 'A renamed' } }, collections: { inb: { project: 'c', forms: {} } } });
+      const changes = planChanges(account, mergeConfig(account, file, false));
+      expect(changes.map((c) => [c.action, c.path])).toEqual([
+        ['update', 'projects.a'],
+        ['create', 'projects.c'],
+        ['update', 'collections.inb'],
+      ]);
+      const pruned = mergeConfig(account, file, true);
+      expect(pruned.projects).toEqual({ c: 'Project C', a: 'A renamed' });
+    });
+
+    it('never prunes a project a collection is still in', () => {
+      const file = config({ collections: { ina: { name: 'In A' }, loose: { project: 'b' } } });
+      const target = mergeConfig(account, file, true);
+      expect(target.projects).toEqual({ a: 'Project A', b: 'Project B' });
+      expect(target.collections.ina.project).toBe('a');
+      expect(planChanges(account, target).map((c) => [c.action, c.path])).toEqual([
+        ['update', 'collections.loose'],
+        ['delete', 'projects.empty'],
+        ['delete', 'collections.inb'],
+      ]);
+      expect([...projectsKeptInUse(file, target)]).toEqual([
+        ['a', ['ina']],
+        ['b', ['loose']],
+      ]);
+    });
+
+    it('keeps the file’s project the default of collections that do not say, as older files had it', () => {
+      const target = mergeConfig(
+        account,
+        config({ project: { name: 'Project B', slug: 'b' }, collections: { ina: {}, loose: { project: null } } }),
+        false,
+      );
+      expect(target.collections.ina.project).toBe('b');
+      expect(target.collections.loose.project).toBeNull();
+    });
+
+    it('names a collection’s project that neither the file nor the account has, by its path', () => {
+      const file = config({
+        projects: { c: 'C' },
+        collections: { ina: { project: 'nope' }, inb: { project: 'c' }, loose: { project: 'b' } },
+      });
+      expect(unknownProjects(file, mergeConfig(account, file, true))).toEqual([
+        { field: 'collections.ina.project', message: 'no project nope in the file (project, projects) or the account' },
+      ]);
+    });
+
+    it('refuses a project named twice with two names, and a bad project slug', () => {
+      const { errors } = checkConfigFile({
+        project: { name: 'A', slug: 'a' },
+        projects: { a: 'Other name', 'Bad Slug': {}, b: { colour: 'red' } },
+        collections: { web: { project: 'Not A Slug' } },
+      });
+      expect(errors.map((e) => e.field).sort()).toEqual([
+        'collections.web.project',
+        'projects.Bad Slug',
+        'projects.a.name',
+        'projects.b.colour',
+      ]);
+    });
   });
 
   it('compares values whatever their key order', () => {

@@ -1,3 +1,4 @@
+import type { FieldError } from '../common/settings-checker';
 import type { FormSettings } from '../forms/form-settings';
 import { AccountConfig, formToFile } from './config-file';
 
@@ -48,16 +49,53 @@ export function mergeConfig(current: AccountConfig, file: AccountConfig, prune: 
   const collections: AccountConfig['collections'] = prune ? {} : { ...current.collections };
   for (const [slug, collection] of Object.entries(file.collections)) {
     const forms = keep(current.collections[slug]?.forms ?? {}, collection.forms);
-    collections[slug] = { name: collection.name, project: project?.slug ?? null, forms };
+    collections[slug] = { name: collection.name, project: projectOf(current, file, slug), forms };
+  }
+  // A project the file does not list is kept while a collection is still in it, even when pruning.
+  const projects = keep(current.projects, file.projects);
+  for (const { project: slug } of Object.values(collections)) {
+    if (slug && !Object.hasOwn(projects, slug) && Object.hasOwn(current.projects, slug)) projects[slug] = current.projects[slug];
   }
   return {
     project,
-    projects: keep(current.projects, project ? { [project.slug]: project.name } : {}),
+    projects,
     settings: file.settings ?? (prune ? {} : current.settings),
     domains,
     collections,
     templates: keep(current.templates, file.templates),
   };
+}
+
+/**
+ * The project a collection of the file is in: the one it names (null: none); else the file's `project`; else, in a
+ * file without one, the project it is in already (a new collection: none). Only the file moves a collection.
+ */
+function projectOf(current: AccountConfig, file: AccountConfig, slug: string): string | null {
+  const named = file.collections[slug].project;
+  if (named !== undefined) return named;
+  if (file.project) return file.project.slug;
+  return current.collections[slug]?.project ?? null;
+}
+
+/** Each collection of the file that names a project neither the file nor the account has, by its path. */
+export function unknownProjects(file: AccountConfig, target: AccountConfig): FieldError[] {
+  return Object.entries(file.collections)
+    .filter(([, collection]) => collection.project && !Object.hasOwn(target.projects, collection.project))
+    .map(([slug, collection]) => ({
+      field: `collections.${slug}.project`,
+      message: `no project ${collection.project} in the file (project, projects) or the account`,
+    }));
+}
+
+/** The projects pruning keeps because collections are still in them, each with those collections. */
+export function projectsKeptInUse(file: AccountConfig, target: AccountConfig): Map<string, string[]> {
+  const kept = new Map<string, string[]>();
+  for (const [slug, collection] of Object.entries(target.collections)) {
+    const project = collection.project;
+    if (!project || Object.hasOwn(file.projects, project)) continue;
+    kept.set(project, [...(kept.get(project) ?? []), slug]);
+  }
+  return kept;
 }
 
 /** The changes that turn `current` into `target`, parents before their children, deletions last. */

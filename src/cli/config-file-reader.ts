@@ -29,7 +29,7 @@ export async function readConfigFile(path: string, environment: Environment = {}
   }
   if (file === null || file === undefined) return {};
   if (typeof file !== 'object' || Array.isArray(file))
-    throw new Error(`${path} must hold a mapping of sections (project, domains, collections, templates, settings)`);
+    throw new Error(`${path} must hold a mapping of sections (project, projects, domains, collections, templates, settings)`);
   await inlineHtmlFiles(file as Record<string, unknown>, dirname(resolve(path)));
   resolveSecretReferences(file as Record<string, unknown>, environment);
   return file as Record<string, unknown>;

@@ -6,6 +6,10 @@ export interface FieldError {
 }
 
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+/** A display name the configuration file can hold: one line, not blank. */
+export const ONE_LINE_NAME = /^[^\r\n]*\S[^\r\n]*$/;
+export const ONE_LINE_NAME_MESSAGE = 'name must be one line of text, not blank';
 const SLUG_RULE = '1-63 lower-case letters, digits, "-" or "_", starting with a letter or digit';
 
 /** Collects errors with the path of the bad value (`forms.contact.acknowledgment.enabled`). */

@@ -211,12 +211,44 @@ export class MailEnvSchema {
   @IsString()
   PROVIDER_WEBHOOK_SECRET?: string = undefined;
 
+  /**
+   * Soft bounces (a provider's transient bounce, a DSN failing with a 4.x.x Status) of one address within
+   * SOFT_BOUNCE_WINDOW_DAYS that put it on the account's suppression list (D-39); a delivery to it starts the
+   * count again. 0: soft bounces never suppress.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(1000)
+  SOFT_BOUNCE_SUPPRESS_COUNT = 5;
+
+  /** The window SOFT_BOUNCE_SUPPRESS_COUNT counts in, in days. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(365)
+  SOFT_BOUNCE_WINDOW_DAYS = 30;
+
   /** Subscribers a list-send job turns into messages per step (one statement each). */
   @Transform(toInt)
   @IsInt()
   @Min(1)
   @Max(5000)
   LIST_SEND_BATCH_SIZE = 500;
+
+  /** Runs of a list send's fan-out, over every job it has, before the send is `failed`. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  LIST_SEND_MAX_ATTEMPTS = 10;
+
+  /** Delay before a failed list-send fan-out runs again, in ms; it doubles at each failure (1 s, 3 s, 7 s, …). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3_600_000)
+  LIST_SEND_RETRY_FIRST_DELAY_MS = 1000;
 
   /**
    * Opens of one message by one client (address, or IPv6 /64, and user agent) within this many ms count once: no

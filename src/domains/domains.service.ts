@@ -14,6 +14,7 @@ import { SettingsChecker } from '../common/settings-checker';
 import { checkForwarding, checkInboundFiltering, DOMAIN_LIMITS } from './domain-settings';
 import { DnsRecord, dnsRecordsFor, dkimSelectorFor, generateDkimKey } from './dns-records';
 import { DnsVerifier } from './dns-verifier';
+import { DomainChanges } from './domain-changes';
 
 /** What a sender needs to sign mail for a verified domain. */
 export interface DkimSigningKey {
@@ -43,6 +44,7 @@ export class DomainsService {
     private readonly secrets: SecretBox,
     private readonly config: AppConfigService,
     private readonly dns: DnsVerifier,
+    private readonly changes: DomainChanges,
   ) {}
 
   /** The account's verified domain of that name, or null. */
@@ -100,6 +102,7 @@ export class DomainsService {
     } catch (err) {
       throw this.conflictOf(err, name);
     }
+    if (domain.status === 'verified') await this.changes.changed(accountId, name);
     return this.domains.findOneByOrFail({ id: domain.id, accountId });
   }
 
@@ -150,6 +153,8 @@ export class DomainsService {
       }
       written.set(name, domain);
     }
+    // Told before the caller's commit: a lookup in between keeps the old list until its cache expires (10 s at most).
+    if (remove.length || created.size) await this.changes.changed(accountId, null);
     return written;
   }
 
@@ -173,11 +178,12 @@ export class DomainsService {
         throw this.conflictOf(err, domain.name);
       }
     } else {
-      await this.domains.update(
-        { id: domain.id, accountId },
-        { status: this.isOverdue(domain, now) ? 'failed' : domain.status, lastCheckedAt: now, lastCheckError: check.reason },
-      );
+      const status = this.isOverdue(domain, now) ? 'failed' : domain.status;
+      await this.domains.update({ id: domain.id, accountId }, { status, lastCheckedAt: now, lastCheckError: check.reason });
+      if (status === domain.status) return this.domains.findOneByOrFail({ id: domain.id, accountId });
     }
+    // Forms' origin checks, senders and DKIM keys are cached per instance: all of them see the new state at once.
+    await this.changes.changed(accountId, domain.name);
     return this.domains.findOneByOrFail({ id: domain.id, accountId });
   }
 
@@ -206,6 +212,7 @@ export class DomainsService {
   async remove(accountId: string, name: string): Promise<Domain> {
     const domain = await this.get(accountId, name);
     await this.domains.delete({ id: domain.id, accountId });
+    await this.changes.changed(accountId, domain.name);
     return domain;
   }
 

@@ -4,6 +4,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ByteBudget } from '../common/byte-budget';
 import { allFulfilled, MicroBatch } from '../common/micro-batch';
 import type { Domain } from '../domains/domain.entity';
+import { DomainChanges } from '../domains/domain-changes';
 import { DomainsService } from '../domains/domains.service';
 import { SuppressionService } from '../suppression/suppression.service';
 import { TrackedContentService } from '../tracking/tracked-content.service';
@@ -19,10 +20,12 @@ import { DeliverableMessage, DeliveryStore } from './delivery.store';
 import { EVERY_RECIPIENT_SUPPRESSED, type NewEvent } from '../outbox/message-event.entity';
 import { composeMime } from './message-content';
 import { AWAITING_DELIVERY, MessageStatus } from '../outbox/message.entity';
+import { RetrySchedule } from '../outbox/retry-schedule';
 import { ProviderHealth } from './provider-health';
+import { RecipientCopy, recipientCopies, sendCopies } from './recipient-copies';
 import { ReturnPaths } from './return-path';
 import { SendPacer } from './send-pacer';
-import { classifySmtpError, suppressesRecipient } from './smtp-outcome';
+import { classifySmtpError, providerRefusal, refusedByProvider, suppressesRecipient } from './smtp-outcome';
 import { bufferSource, MAIL_TRANSPORT, MailTransport, MessageSource, ProviderFailure } from './transport/mail-transport';
 
 /** Thrown to make Bull retry the job later (D-20 schedule). */
@@ -45,7 +48,7 @@ export class DeliveryError extends Error {}
 class OutcomeNotRecorded extends Error {}
 
 export interface AttemptInfo {
-  /** 1 for the first attempt. */
+  /** 1 for the first attempt; counted over every job the message had (EmailQueue.attemptOf). */
   attempt: number;
   isLastAttempt: boolean;
 }
@@ -74,6 +77,8 @@ export class DeliveryService {
   private readonly verifiedDomains = new MicroBatch<DomainLookup, Domain | null>((lookups) => this.findVerifiedDomains(lookups), 100, 2);
   /** What this thread's deliveries hold loaded at once (DELIVERY_BATCH_BYTES). */
   private readonly budget: ByteBudget;
+  /** The queue's schedule (EmailQueue's backoff): when a deferred message's next attempt is due. */
+  private readonly retrySchedule: RetrySchedule;
 
   constructor(
     private readonly store: DeliveryStore,
@@ -88,8 +93,16 @@ export class DeliveryService {
     private readonly attachments: AttachmentStore,
     private readonly failureReports: ForwardFailureReports,
     config: AppConfigService,
+    domainChanges: DomainChanges,
   ) {
     this.budget = new ByteBudget(config.env.DELIVERY_BATCH_BYTES);
+    this.retrySchedule = new RetrySchedule(config.env.EMAIL_RETRY_FIRST_DELAY_MS);
+    // A deleted domain's key is not used again, on any worker.
+    domainChanges.register((change) => {
+      if (!change?.name) return this.signingKeys.clear();
+      this.signingKeys.delete(`${change.accountId}/${change.name}`);
+      this.signingKeys.delete(`*/${change.name}`);
+    });
   }
 
   /**
@@ -135,16 +148,30 @@ export class DeliveryService {
     // through that wait (deliveries behind it would wait for the pacer all the same).
     const release = await this.budget.acquire(message.loadBytes);
     try {
-      const composed = await this.source(message);
-      const source = dkim ? await signSource(composed, dkim) : composed;
+      // One transaction, or one per recipient for a message with unsubscribe links (recipient-copies.ts).
+      const copies = recipientCopies(message, recipients);
+      const sources = await this.sources(message);
+      const signed = async (copy: RecipientCopy) => {
+        const composed = await sources(copy);
+        return dkim ? signSource(composed, dkim) : composed;
+      };
+      const first = await signed(copies[0]);
       await this.pacer.acquire(recipients.length);
       if (message.status === 'scheduled' && !(await this.store.claimScheduled(message.id))) return; // cancelled meanwhile
 
       try {
         const from = message.envelopeFrom ?? this.returnPaths.address(message.id);
-        const result = await this.transport.send({ messageId, from, recipients, source });
+        const result = await sendCopies(
+          copies,
+          async (copy, i) =>
+            this.transport.send({ messageId, from, recipients: copy.recipients, source: i === 0 ? first : await signed(copy) }),
+          (err) => this.logger.warn(`A copy of ${messageId} failed; its recipients and the rest wait for the next attempt: ${err.message}`),
+        );
         Object.assign(outcome, result);
-        this.providerHealth.working();
+        // Relaying denied (5.7.x and the like at RCPT TO) is the provider refusing our mail, not the recipients failing.
+        const refusal = providerRefusal(result.rejected);
+        if (refusal) void this.providerHealth.failing(refusal, 'the refused recipients fail, nobody is suppressed');
+        else this.providerHealth.working();
       } catch (err) {
         if (!(err instanceof ProviderFailure)) throw err;
         outcome.providerFailure = err.description;
@@ -166,7 +193,10 @@ export class DeliveryService {
     const now = new Date();
     const { suppressed, accepted, providerFailure } = outcome;
     const tried = outcome.pending.filter((r) => !suppressed.includes(r));
-    const bounced = outcome.rejected.filter((r) => classifySmtpError(r) === 'permanent');
+    const permanent = outcome.rejected.filter((r) => classifySmtpError(r) === 'permanent');
+    // Refused by the provider (relaying denied): failed for this message, not bounced, never suppressed (D-39).
+    const refusedByRelay = permanent.filter(refusedByProvider);
+    const bounced = permanent.filter((r) => !refusedByProvider(r));
     const temporary = outcome.rejected.filter((r) => classifySmtpError(r) === 'temporary');
     const events: NewEvent[] = suppressed.map((recipient) => ({
       type: 'suppressed',
@@ -182,16 +212,27 @@ export class DeliveryService {
       else events.push({ type: 'sent', detail: outcome.response, occurredAt: now });
     }
     events.push(...bounced.map((r): NewEvent => ({ type: 'bounced', recipient: r.recipient, detail: r.response, occurredAt: now })));
+    events.push(
+      ...refusedByRelay.map((r): NewEvent => ({
+        type: 'failed',
+        recipient: r.recipient,
+        detail: `refused by the SMTP provider: ${r.response}`,
+        occurredAt: now,
+      })),
+    );
 
     // A provider failure keeps every recipient of the transaction pending, and is one event of the message.
     const pending = providerFailure ? tried : temporary.map((r) => r.recipient);
+    // Counted over all of the message's jobs: a job the sweeper added again goes on from the message's attempts.
     const attempts = message.attempts + 1;
+    const isLastAttempt = info.isLastAttempt || attempts >= this.retrySchedule.maxAttempts;
     const delivered = accepted.length > 0 || message.sentAt !== null;
     let status: MessageStatus;
     if (pending.length === 0) {
       status = delivered ? 'sent' : bounced.length ? 'bounced' : 'failed';
-      if (status === 'failed') events.push({ type: 'failed', detail: EVERY_RECIPIENT_SUPPRESSED, occurredAt: now });
-    } else if (info.isLastAttempt) {
+      if (status === 'failed' && refusedByRelay.length === 0)
+        events.push({ type: 'failed', detail: EVERY_RECIPIENT_SUPPRESSED, occurredAt: now });
+    } else if (isLastAttempt) {
       status = delivered ? 'sent' : 'failed';
       if (providerFailure)
         events.push({ type: 'failed', detail: `gave up after ${attempts} attempts: ${providerFailure}`, occurredAt: now });
@@ -210,14 +251,14 @@ export class DeliveryService {
     }
     // Bounced recipients of a message others received leave it `sent`; the per-recipient events tell.
 
-    const lastError = providerFailure ?? [...bounced, ...temporary][0]?.response ?? null;
+    const lastError = providerFailure ?? [...refusedByRelay, ...bounced, ...temporary][0]?.response ?? null;
     // What a forwarded message's sender is owed a notification for, recorded with the move (D-31): destinations put on
     // the suppression list while it waited (typically by another message's bounce), refused, or given up on.
     const expiredNow = status !== 'deferred' && pending.length > 0;
     const failures = reportsFailures(message)
       ? [
           ...suppressedDestinations(suppressed),
-          ...bounced.map(refused),
+          ...[...bounced, ...refusedByRelay].map(refused),
           ...(expiredNow ? (providerFailure ? expiredUnanswered(pending) : temporary.map(expired)) : []),
         ]
       : [];
@@ -230,6 +271,8 @@ export class DeliveryService {
           pendingRecipients: status === 'deferred' ? pending : [],
           attempts,
           lastError,
+          // Kept for the sweeper: a job it adds again for the message waits until then (D-20's place, not its start).
+          nextAttemptAt: status === 'deferred' ? this.retrySchedule.nextAttemptAt(attempts, now) : null,
           ...(accepted.length && !message.sentAt ? { sentAt: now } : {}),
         },
         events,
@@ -243,6 +286,13 @@ export class DeliveryService {
     if (!moved) return;
     if (failures.length) await this.failureReports.report(message.id);
 
+    if (refusedByRelay.length) {
+      // One line per message, however many of its recipients the provider refused.
+      this.logger.error(
+        `${message.id} failed: the SMTP provider refused ${refusedByRelay.map((r) => r.recipient).join(', ')} ` +
+          `(${refusedByRelay[0].response}): not suppressed; check the relay's credentials and settings (SMTP_URL)`,
+      );
+    }
     for (const r of bounced) {
       if (!suppressesRecipient({ replyCode: r.responseCode, text: r.response })) {
         this.logger.error(
@@ -259,25 +309,32 @@ export class DeliveryService {
   }
 
   /**
-   * The bytes to send: a forwarded message as it was received, under the trace fields added when it was taken
-   * (D-31); any other composed from its content, tracked (its click links recorded before it can leave), its
-   * stored attachments read as it is sent.
+   * The bytes to send, of each copy: a forwarded message as it was received, under the trace fields added when it
+   * was taken (D-31); any other composed from its content, tracked (its click links recorded before it can leave), a
+   * copy for one recipient with that recipient's unsubscribe links, its stored attachments read as it is sent.
    */
-  private async source(message: DeliverableMessage): Promise<MessageSource> {
+  private async sources(message: DeliverableMessage): Promise<(copy: RecipientCopy) => Promise<MessageSource>> {
     if (!message.inboundMessageId) {
       const content = message.content ?? (await this.store.contentForDelivery(message.id));
       if (!content) throw new DeliveryError('the message is gone');
-      if (isDsnContent(content)) return bufferSource(composeDsn(message.id, message.headerMessageId, content));
+      if (isDsnContent(content)) {
+        const dsn = bufferSource(composeDsn(message.id, message.headerMessageId, content));
+        return () => Promise.resolve(dsn);
+      }
       const tracked = await this.trackedContent.contentToSend({ ...message, content });
-      const compose = () => composeMime(message.id, message.headerMessageId, tracked, (attachment) => this.attachments.open(attachment));
-      // Most mail (small, loaded with its row, nothing stored apart) is composed once, then signed and sent from its
-      // bytes; the rest is composed at each reading (DKIM's body hash, then the send) rather than held whole.
-      if (message.content && !tracked.attachments.some(isStored)) return bufferSource(await buffer(compose()));
-      return compose;
+      return async ({ unsubscribeFor }) => {
+        const own = unsubscribeFor ? this.trackedContent.contentFor(message.id, tracked, unsubscribeFor) : tracked;
+        const compose = () => composeMime(message.id, message.headerMessageId, own, (attachment) => this.attachments.open(attachment));
+        // Most mail (small, loaded with its row, nothing stored apart) is composed once, then signed and sent from its
+        // bytes; the rest is composed at each reading (DKIM's body hash, then the send) rather than held whole.
+        if (message.content && !own.attachments.some(isStored)) return bufferSource(await buffer(compose()));
+        return compose;
+      };
     }
     const received = await this.store.receivedSource(message.inboundMessageId);
     if (!received) throw new DeliveryError(`the received message ${message.inboundMessageId} is gone`);
-    return bufferSource(received);
+    const source = bufferSource(received);
+    return () => Promise.resolve(source);
   }
 
   /** Ends a message that must not go out at all. */
@@ -285,7 +342,7 @@ export class DeliveryService {
     const failures = reportsFailures(message) ? notSent(message.pendingRecipients) : [];
     const moved = await this.store.recordAttempt(
       message.id,
-      { status: 'failed', pendingRecipients: [], attempts: message.attempts + 1, lastError: reason },
+      { status: 'failed', pendingRecipients: [], attempts: message.attempts + 1, lastError: reason, nextAttemptAt: null },
       [{ type: 'failed', detail: reason, occurredAt: new Date() }],
       failures.length ? recordFailures(message.id, failures) : undefined,
     );
@@ -306,7 +363,12 @@ export class DeliveryService {
     else this.logger.warn(log);
     const description = error instanceof DeliveryError ? error.message : 'internal error (details in the server log)';
     const failed = await this.store
-      .countFailedAttempt(messageId, description, info.isLastAttempt)
+      .countFailedAttempt(
+        messageId,
+        description,
+        info.isLastAttempt,
+        info.isLastAttempt ? null : this.retrySchedule.nextAttemptAt(info.attempt, new Date()),
+      )
       .catch((err: Error) => this.logger.warn(`Could not count the failed attempt of ${messageId}: ${err.message}`));
     if (failed && info.isLastAttempt) await this.failureReports.report(messageId);
   }

@@ -63,6 +63,8 @@ export interface TransitionChanges {
   attempts?: number;
   lastError?: string | null;
   sentAt?: Date;
+  /** When the next attempt of a deferred message is due (null: none); left as it is when undefined. */
+  nextAttemptAt?: Date | null;
 }
 
 /** The delivery worker's loads and results: concurrent jobs share statements the same way. */
@@ -83,6 +85,8 @@ interface AttemptRow {
   set_last_error: boolean;
   last_error: string | null;
   sent_at: Date | null;
+  set_next_attempt_at: boolean;
+  next_attempt_at: Date | null;
 }
 
 interface AttemptEventRow {
@@ -105,13 +109,14 @@ interface AttemptEventRow {
  */
 export const ATTEMPT_RESULTS_SQL = `WITH input AS (
      SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(id varchar, status varchar, pending_recipients jsonb, attempts int,
-       set_last_error boolean, last_error text, sent_at timestamptz)
+       set_last_error boolean, last_error text, sent_at timestamptz, set_next_attempt_at boolean, next_attempt_at timestamptz)
    ), moved AS (
      UPDATE messages m SET status = i.status, updated_at = now(),
        pending_recipients = COALESCE(i.pending_recipients, m.pending_recipients),
        attempts = COALESCE(i.attempts, m.attempts),
        last_error = CASE WHEN i.set_last_error THEN i.last_error ELSE m.last_error END,
-       sent_at = COALESCE(m.sent_at, i.sent_at)
+       sent_at = COALESCE(m.sent_at, i.sent_at),
+       next_attempt_at = CASE WHEN i.set_next_attempt_at THEN i.next_attempt_at ELSE m.next_attempt_at END
      FROM input i
      WHERE m.id = ANY($4::varchar[]) AND m.id = i.id AND (m.status = ANY($2::varchar[])) IS TRUE
      RETURNING m.id
@@ -257,6 +262,7 @@ export class DeliveryStore {
     if (changes.attempts !== undefined) set.push(`attempts = $${params.push(changes.attempts)}`);
     if (changes.lastError !== undefined) set.push(`last_error = $${params.push(changes.lastError)}`);
     if (changes.sentAt) set.push(`sent_at = COALESCE(sent_at, $${params.push(changes.sentAt)})`);
+    if (changes.nextAttemptAt !== undefined) set.push(`next_attempt_at = $${params.push(changes.nextAttemptAt)}::timestamptz`);
     const update = `UPDATE messages SET ${set.join(', ')} WHERE ${where.join(' AND ')} RETURNING id`;
     const values = events.map(
       (e) =>
@@ -339,6 +345,8 @@ export class DeliveryStore {
       set_last_error: changes.lastError !== undefined,
       last_error: changes.lastError ?? null,
       sent_at: changes.sentAt ?? null,
+      set_next_attempt_at: changes.nextAttemptAt !== undefined,
+      next_attempt_at: changes.nextAttemptAt ?? null,
     }));
     let n = 0;
     const events: AttemptEventRow[] = results.flatMap(({ messageId, events }) =>
@@ -392,11 +400,11 @@ export class DeliveryStore {
    * a final one says how many attempts were made. False when the message was not waiting for delivery. A final one
    * records the pending destinations of a forwarded message as failures for its sender's notification.
    */
-  async countFailedAttempt(messageId: string, error: string, final: boolean): Promise<boolean> {
+  async countFailedAttempt(messageId: string, error: string, final: boolean, nextAttemptAt: Date | null = null): Promise<boolean> {
     const status: MessageStatus = final ? 'failed' : 'deferred';
     const rows: { moved: number }[] = await this.dataSource.query(
       `WITH moved AS (
-         UPDATE messages SET status = $2, attempts = attempts + 1, last_error = $3, updated_at = now()
+         UPDATE messages SET status = $2, attempts = attempts + 1, last_error = $3, next_attempt_at = $6::timestamptz, updated_at = now()
          WHERE id = $1 AND status = ANY($4::varchar[])
          RETURNING id, attempts, inbound_message_id, envelope_from, pending_recipients
        ), written AS (
@@ -404,7 +412,7 @@ export class DeliveryStore {
          SELECT id, $2, CASE WHEN $5 THEN 'gave up after ' || attempts || ' attempts: ' || $3 ELSE $3 END, now() FROM moved
        ), failures AS (${expiredPendingCte('moved', '$5')})
        SELECT count(*)::int AS moved FROM moved`,
-      [messageId, status, error, [...AWAITING_DELIVERY], final],
+      [messageId, status, error, [...AWAITING_DELIVERY], final, nextAttemptAt],
     );
     return counted(status, rows[0].moved > 0);
   }

@@ -29,7 +29,7 @@ const BATCH_DESCRIPTION =
   'One message per recipient (its own messageId), each rendered with its own variables plus email, name and unsubscribeUrl; inline ' +
   'subject, html and text are Handlebars too. All are accepted in one commit, answered in recipient order. An invalid ' +
   'recipient refuses the whole call (400 naming recipients[i].email, nothing sent); a suppressed one is answered ' +
-  '`suppressed` with messageId null.';
+  '`suppressed` with messageId null. Each message carries List-Unsubscribe (one-click) unless `tracking.unsubscribe` is false.';
 
 @ApiTags('Email')
 @Controller()

@@ -4,7 +4,7 @@ import type { Job, Queue } from 'bull';
 import { AppConfigService } from '../config/app-config.service';
 import { JobName, QueueName } from '../queue/queue.constants';
 import { DeliveryService, NotYetDue } from './delivery.service';
-import type { DeliverEmailJob } from '../outbox/email.queue';
+import { type DeliverEmailJob, EmailQueue } from '../outbox/email.queue';
 import { MAIL_TRANSPORT, MailTransport } from './transport/mail-transport';
 
 /**
@@ -29,9 +29,10 @@ export class EmailProcessor implements OnApplicationBootstrap, OnApplicationShut
   }
 
   private async handle(job: Job<DeliverEmailJob>): Promise<void> {
-    const attempt = job.attemptsMade + 1;
+    // The job's own attempts are what is left of the schedule: a job the sweeper added after some has fewer.
+    const isLastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     try {
-      await this.delivery.deliver(job.data.messageId, { attempt, isLastAttempt: attempt >= (job.opts.attempts ?? 1) });
+      await this.delivery.deliver(job.data.messageId, { attempt: EmailQueue.attemptOf(job), isLastAttempt });
     } catch (err) {
       if (err instanceof NotYetDue) waitUntilDue(job, err.due);
       throw err;

@@ -6,6 +6,7 @@ import { hostMatchesDomain } from '../common/domain-match';
 import { IdempotencyClaim, IdempotencyStore } from '../common/idempotency/idempotency.store';
 import { newId } from '../common/ids';
 import type { Domain } from '../domains/domain.entity';
+import { DomainChanges } from '../domains/domain-changes';
 import { DomainsService } from '../domains/domains.service';
 import { TemplatesService } from '../templates/templates.service';
 import { QuotaService } from '../quotas/quota.service';
@@ -51,7 +52,13 @@ export class EmailService {
     private readonly idempotency: IdempotencyStore,
     private readonly tokens: TrackingTokens,
     private readonly quotas: QuotaService,
-  ) {}
+    domainChanges: DomainChanges,
+  ) {
+    // A deleted domain sends no more, on any instance.
+    domainChanges.register((change) =>
+      change?.name ? this.domainCache.delete(`${change.accountId}/${change.name}`) : this.domainCache.clear(),
+    );
+  }
 
   /** Accepts a message: answers only after it is committed (D-16), then queues its delivery. */
   async send(accountId: string, dto: SendEmailDto, options: SendOptions = {}): Promise<SendEmailResponseDto> {
@@ -71,10 +78,10 @@ export class EmailService {
       throw AppException.invalidField('to', `at most ${MAX_RECIPIENTS} recipients in to, cc and bcc together; got ${count}`);
 
     const { replyTo, custom } = checkCustomHeaders(dto.headers);
-    // The id comes first: a tracked message's templates get its unsubscribe link.
+    // The id comes first: the templates of a message that carries unsubscribe links get its link (for every recipient:
+    // delivery gives each recipient's copy its own, recipient-copies.ts). Tracking opens or clicks offers none.
     const id = newId('msg');
-    const tracked = Boolean(dto.tracking?.opens || dto.tracking?.clicks || dto.tracking?.unsubscribe);
-    const content = await this.content(accountId, dto, tracked ? this.tokens.unsubscribeUrl(id) : undefined);
+    const content = await this.content(accountId, dto, dto.tracking?.unsubscribe ? this.tokens.unsubscribeUrl(id) : undefined);
     checkBodySize({ ...content, headers: custom });
     checkAttachments(dto.attachments);
     const scheduledFor = scheduleTime(dto.scheduleFor);

@@ -14,7 +14,8 @@ const PAGE = 500;
  * D-16: a message is committed before its job is added, so a Redis outage in between (or a lost Redis)
  * leaves accepted messages without a job. Every EMAIL_SWEEP_INTERVAL_MS one instance (Redis lock) walks
  * the messages still awaiting delivery and re-adds the job of each one that has none, with the attempts it
- * has left. One whose attempts are used up (its last attempt could not even be written) is failed instead:
+ * has left, delayed until its next attempt was due (a deferred message keeps its place in the D-20 schedule, its
+ * attempts counted on from those it made). One whose attempts are used up (its last attempt could not even be written) is failed instead:
  * re-adding it would start its retries again. The same sweep makes the delivery status notifications that
  * failures of forwarded mail still owe their senders (ForwardFailureReports.sweep).
  */
@@ -93,7 +94,7 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
             const failed = await this.store.transition(
               m.id,
               AWAITING_DELIVERY,
-              { status: 'failed' },
+              { status: 'failed', nextAttemptAt: null },
               [{ type: 'failed', detail: `gave up after ${m.attempts} attempts` }],
               {},
               recordExpiredPending(m.id),
@@ -103,7 +104,13 @@ export class EmailSweeper implements OnApplicationBootstrap, OnApplicationShutdo
           }
           if (lost.length) {
             await this.emailQueue.requeue(
-              lost.map((m) => ({ messageId: m.id, priority: m.priority, notBefore: m.scheduledFor, attemptsMade: m.attempts })),
+              lost.map((m) => ({
+                messageId: m.id,
+                priority: m.priority,
+                notBefore: m.scheduledFor,
+                attemptsMade: m.attempts,
+                nextAttemptAt: m.nextAttemptAt,
+              })),
             );
             requeued += lost.length;
           }

@@ -45,6 +45,14 @@ describe('checkCustomHeaders', () => {
     });
   });
 
+  it('keeps a header named __proto__ or constructor as a header, not as the prototype', () => {
+    const { custom } = checkCustomHeaders(JSON.parse('{"__proto__":"a","constructor":"b"}') as Record<string, unknown>);
+    expect(Object.entries(custom)).toEqual([
+      ['__proto__', 'a'],
+      ['constructor', 'b'],
+    ]);
+  });
+
   it.each([
     [{ 'X-Test': 'a\r\nBcc: victim@example.org' }],
     [{ 'X-Test\r\nBcc': 'victim@example.org' }],

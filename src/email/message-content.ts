@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { isEmail } from 'class-validator';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
+import { userKeyed } from '../common/records';
 import { type AttachmentInput, byteLengthOf, isStored, type StoredAttachment } from '../outbox/attachments/attachment-content';
 import type { MessageContent } from '../outbox/message.entity';
 import { composeMessage, parseAddressField } from './transport/nodemailer';
@@ -51,7 +52,7 @@ export function parseRecipients(field: string, inputs: readonly string[] = []): 
  */
 export function checkCustomHeaders(headers: Record<string, unknown> = {}): { replyTo: Mailbox[]; custom: Record<string, string> } {
   const fields: { field: string; message: string }[] = [];
-  const custom: Record<string, string> = {};
+  const custom: Record<string, string> = userKeyed();
   let replyTo: Mailbox[] = [];
   for (const [name, value] of Object.entries(headers)) {
     const field = `headers.${name.replace(/[\r\n]/g, '\\n')}`;

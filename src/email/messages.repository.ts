@@ -31,11 +31,11 @@ export class MessagesRepository {
     olderThan: Date,
     afterId: string,
     limit: number,
-  ): Promise<Pick<Message, 'id' | 'status' | 'priority' | 'scheduledFor' | 'attempts'>[]> {
+  ): Promise<Pick<Message, 'id' | 'status' | 'priority' | 'scheduledFor' | 'attempts' | 'nextAttemptAt'>[]> {
     return this.dataSource
       .getRepository(Message)
       .createQueryBuilder('m')
-      .select(['m.id', 'm.status', 'm.priority', 'm.scheduledFor', 'm.attempts'])
+      .select(['m.id', 'm.status', 'm.priority', 'm.scheduledFor', 'm.attempts', 'm.nextAttemptAt'])
       .where('m.status IN (:...statuses)', { statuses: AWAITING_DELIVERY })
       .andWhere('m.updatedAt < :olderThan', { olderThan })
       .andWhere('m.id > :afterId', { afterId })

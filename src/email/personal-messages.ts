@@ -3,6 +3,7 @@ import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
 import { hostMatchesDomain } from '../common/domain-match';
 import { newId } from '../common/ids';
+import { mergeUserKeyed, type UserKeyed } from '../common/records';
 import { DomainsService } from '../domains/domains.service';
 import { assertSendable } from '../templates/template-content';
 import { TemplatesService } from '../templates/templates.service';
@@ -91,7 +92,7 @@ export class PersonalMessages {
       content,
       templateName: input.template ?? null,
       variables,
-      tracking: input.tracking ? { ...input.tracking } : null,
+      tracking: storedTracking(input.tracking, options.listId !== undefined),
       metadata: input.metadata ?? null,
       priority: input.priority ?? 'normal',
       scheduledFor: scheduledFor?.toISOString() ?? null,
@@ -110,7 +111,10 @@ export class PersonalMessages {
     variables: Record<string, unknown>,
     id = newId('msg'),
   ): MessageWithEvents {
-    const rendered = this.templates.renderContent(send.content, { ...variables, unsubscribeUrl: this.tokens.unsubscribeUrl(id) });
+    const rendered = this.templates.renderContent(
+      send.content,
+      mergeUserKeyed<unknown>(variables, { unsubscribeUrl: this.tokens.unsubscribeUrl(id) }),
+    );
     checkBodySize({ ...rendered, headers: send.headers });
     const acceptedAt = new Date();
     const scheduledFor = send.scheduledFor && new Date(send.scheduledFor) > acceptedAt ? new Date(send.scheduledFor) : null;
@@ -170,6 +174,29 @@ export class PersonalMessages {
     if (fields.length) throw AppException.validation(fields);
     return { subject: input.subject!, ...optional('html', input.html), ...optional('text', input.text) };
   }
+}
+
+/**
+ * The variables one recipient's message is rendered with, each layer winning over the ones before: the send's shared
+ * `variables`, then the recipient's `email` and `name` (a name given nowhere is ''), then the recipient's own
+ * variables. So `{name: "Ann"}` in a recipient's variables is not overwritten by a name the recipient was not given.
+ */
+export function recipientVariables(
+  shared: Readonly<Record<string, unknown>> | null | undefined,
+  to: { email: string; name?: string | null },
+  own?: Readonly<Record<string, unknown>> | null,
+): UserKeyed<unknown> {
+  const given = to.name === undefined || to.name === null ? { email: to.email } : { email: to.email, name: to.name };
+  return mergeUserKeyed<unknown>({ name: '' }, shared, given, own);
+}
+
+/**
+ * The tracking a list or batch send's messages store (issue 35): a batch send's carry unsubscribe links unless it said
+ * `unsubscribe: false`; a list send's always do (by their listId), its flags are kept as given.
+ */
+function storedTracking(tracking: MessageTracking | undefined, list: boolean): MessageTracking | null {
+  if (list) return tracking ? { ...tracking } : null;
+  return { ...tracking, unsubscribe: tracking?.unsubscribe ?? true };
 }
 
 function optional<K extends string>(key: K, value: string | null | undefined): Partial<Record<K, string>> {

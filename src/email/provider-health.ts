@@ -28,16 +28,17 @@ export class ProviderHealth implements OnApplicationShutdown {
     this.key = redis.key('email', 'provider-failure');
   }
 
-  /** The provider failed a transaction as a whole; resolves once recorded (never rejects). */
-  async failing(description: string): Promise<void> {
+  /**
+   * The provider failed a transaction as a whole, or refused recipients by policy (relaying denied: RCPT TO answers
+   * that say it will not take our mail); resolves once recorded (never rejects).
+   */
+  async failing(description: string, consequence = 'messages are deferred and retried, nobody is suppressed'): Promise<void> {
     clearTimeout(this.clearTimer);
     this.clearTimer = undefined;
     try {
       const previous = await this.redis.client.set(this.key, description, 'EX', FAILURE_TTL_S, 'GET');
       if (previous === null) {
-        this.logger.error(
-          `The SMTP provider is failing whole transactions (${description}): messages are deferred and retried, nobody is suppressed`,
-        );
+        this.logger.error(`The SMTP provider is failing (${description}): ${consequence}`);
       }
     } catch (err) {
       this.logger.warn(`Could not record the SMTP provider's failure: ${(err as Error).message}`);
@@ -60,10 +61,16 @@ export class ProviderHealth implements OnApplicationShutdown {
 
   /** As every instance sees it; `unknown` when Redis does not answer. */
   async state(): Promise<ProviderState> {
+    return (await this.failure()).state;
+  }
+
+  /** The state, and while `down` the failure last seen (the provider's answer). */
+  async failure(): Promise<{ state: ProviderState; reason?: string }> {
     try {
-      return (await this.redis.client.exists(this.key)) ? 'down' : 'up';
+      const reason = await this.redis.client.get(this.key);
+      return reason === null ? { state: 'up' } : { state: 'down', reason };
     } catch {
-      return 'unknown';
+      return { state: 'unknown' };
     }
   }
 

@@ -1,4 +1,12 @@
-import { classifySmtpError, classifyTransactionError, describeSmtpError, failureScope, suppressesRecipient } from './smtp-outcome';
+import {
+  classifySmtpError,
+  classifyTransactionError,
+  describeSmtpError,
+  failureScope,
+  providerRefusal,
+  refusedByProvider,
+  suppressesRecipient,
+} from './smtp-outcome';
 
 describe('classifySmtpError', () => {
   it('treats 5xx replies as permanent and 4xx as temporary', () => {
@@ -135,5 +143,40 @@ describe('suppressesRecipient', () => {
     expect(failureScope({})).toBe('unknown');
     expect(failureScope({ text: 'Mailbox does not exist' })).toBe('unknown');
     expect(suppressesRecipient({ text: 'Mailbox does not exist' })).toBe(false);
+  });
+});
+
+describe('refusedByProvider', () => {
+  const answer = (responseCode: number, response: string) => ({ recipient: 'a@example.org', responseCode, response });
+
+  it.each([
+    ['550 5.7.1 Relaying denied', 550],
+    ['554 5.7.0 Sending paused for this account', 554],
+    ['550 5.3.0 Other mail system problem', 550],
+    ['554 5.4.4 Unable to route', 554],
+    ['555 5.5.4 Invalid parameter', 555],
+  ])('is the relay refusing us: %s', (response, code) => {
+    expect(refusedByProvider(answer(code, response))).toBe(true);
+  });
+
+  it.each([
+    ['550 5.1.1 No such user', 550],
+    ['550 5.4.1 Recipient address rejected: Access denied', 550],
+    ['552 5.2.2 Mailbox full', 552],
+    ['550 No such user here', 550],
+    ['451 4.7.1 Try again later', 451],
+    ['554 5.6.0 Bad content', 554],
+  ])('is not: %s', (response, code) => {
+    expect(refusedByProvider(answer(code, response))).toBe(false);
+  });
+
+  it('describes the refusals in one line, naming the first', () => {
+    expect(providerRefusal([answer(550, '550 5.1.1 No such user')])).toBeNull();
+    expect(
+      providerRefusal([
+        { recipient: 'a@example.org', responseCode: 550, response: '550 5.7.1 Relaying denied' },
+        { recipient: 'b@example.org', responseCode: 550, response: '550 5.7.1 Relaying denied' },
+      ]),
+    ).toBe('RCPT TO a@example.org: 550 5.7.1 Relaying denied (and 1 more recipients)');
   });
 });

@@ -150,3 +150,29 @@ export function failureScope(report: FailureReport): FailureScope {
 export function suppressesRecipient(report: FailureReport): boolean {
   return failureScope(report) === 'mailbox';
 }
+
+/** RFC 3463 subjects of a permanent refusal that is about the way, not the address: system, network, protocol, policy. */
+const PROVIDER_SUBJECTS = new Set(['3', '4', '5', '7']);
+
+/**
+ * Whether a recipient's permanent answer to RCPT TO is the relay refusing us rather than the address failing: a
+ * 5.7.x (relaying denied, authentication, sending paused), 5.3.x (system), 5.4.x (routing) or 5.5.x (protocol) that is
+ * not about the mailbox (Microsoft's 5.4.1 "Recipient address rejected" is). At RCPT TO the answer comes from the
+ * provider (SMTP_URL), so it says the provider will not take our mail: the message fails, nobody is suppressed, the
+ * provider shows unhealthy.
+ */
+export function refusedByProvider(answer: { responseCode?: number; response: string }): boolean {
+  if (classifySmtpError(answer) !== 'permanent' || suppressesRecipient({ replyCode: answer.responseCode, text: answer.response })) {
+    return false;
+  }
+  const enhanced = ENHANCED_CODE.exec(answer.response);
+  return enhanced !== null && enhanced[1] === '5' && PROVIDER_SUBJECTS.has(enhanced[2]);
+}
+
+/** What the provider's refusals among the RCPT TO answers say, as one line for health and logs; null when none. */
+export function providerRefusal(answers: readonly RecipientAnswer[]): string | null {
+  const refusals = answers.filter(refusedByProvider);
+  if (refusals.length === 0) return null;
+  const others = refusals.length > 1 ? ` (and ${refusals.length - 1} more recipients)` : '';
+  return `RCPT TO ${refusals[0].recipient}: ${refusals[0].response}${others}`.slice(0, 500);
+}

@@ -49,6 +49,7 @@ export interface SubmittedFile {
 @Entity('form_submissions')
 @Index('IX_form_submissions_form_created', ['formId', 'createdAt', 'id'])
 @Index('IX_form_submissions_notification_held', ['accountId', 'createdAt'], { where: '"notification_held" IS NOT NULL' })
+@Index('IX_form_submissions_held', ['formId', 'createdAt', 'id'], { where: `"status" = 'held'` })
 // A GIN index (jsonb_path_ops) on notification_message_ids, made by its migration: TypeORM cannot describe it.
 @Index('IX_form_submissions_notification_messages', { synchronize: false })
 export class FormSubmission extends AccountOwned {

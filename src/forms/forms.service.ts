@@ -138,11 +138,6 @@ export class FormsService implements OnApplicationBootstrap {
     return found;
   }
 
-  /** The oldest held submissions of a form (an instant form waiting for its confirmation), uploads included. */
-  heldSubmissions(formId: string, limit: number): Promise<FormSubmission[]> {
-    return this.submissions.find({ where: { formId, status: 'held' }, order: { createdAt: 'ASC' }, take: limit });
-  }
-
   /** Creates a stand-alone form (`POST /api/forms`) or, with `confirmationTokenHash`, an unconfirmed instant form. */
   async create(accountId: string, input: NewForm, instant?: { confirmationTokenHash: string }): Promise<Form> {
     const settings = sealCaptchaSecret(this.secrets, validSettings({ ...input.settings, name: input.name }));

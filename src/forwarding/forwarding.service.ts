@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { simpleParser } from 'mailparser';
 import { AppException } from '../common/errors/app.exception';
 import { ExpiringMap } from '../common/expiring-map';
+import { createHash } from 'node:crypto';
 import { newId } from '../common/ids';
 import { AppConfigService } from '../config/app-config.service';
 import type { Domain } from '../domains/domain.entity';
@@ -267,7 +268,10 @@ export class ForwardingService {
       this.logger.log(`Dropped a message to the return path of ${messageIds.join(', ')}: not a delivery or feedback report`);
       return;
     }
-    await this.providerEvents.apply(
+    // Once per received report: the sender retries the same bytes after a 451 (a forward of the same transaction that
+    // failed to commit, say), and that retry must not record its bounces again.
+    await this.providerEvents.applyOnce(
+      `inbound-report ${createHash('sha256').update(source).digest('hex')} ${messageIds.join(' ')}`,
       messageIds.flatMap((messageId) =>
         report.recipients.map((r) => ({
           messageId,
@@ -275,6 +279,8 @@ export class ForwardingService {
           ...(r.recipient ? { recipient: r.recipient } : {}),
           reason: r.reason,
           suppresses: r.suppresses,
+          // A DSN that failed with a 4.x.x Status: the remote gave up after temporary failures (a soft bounce).
+          ...(r.outcome === 'bounced' && r.status ? { bounceType: r.status.startsWith('4') ? ('soft' as const) : ('hard' as const) } : {}),
         })),
       ),
     );

@@ -39,8 +39,10 @@ export class HealthController {
     summary: 'Readiness: PostgreSQL, Redis, the SMTP provider and the queue workers',
     description:
       '`provider` is `down` while the workers see the SMTP provider fail whole transactions (authentication, a refusal ' +
-      'at MAIL FROM or DATA, TLS, no connection), as every instance sees it; it is `up` again after the next message ' +
-      'the provider takes. Messages meanwhile are deferred and retried. `workers` is `degraded` on an API-only process ' +
+      'at MAIL FROM or DATA, TLS, no connection) or refuse recipients by policy (a 5.7.x, 5.3.x, 5.4.x or 5.5.x answer to ' +
+      "RCPT TO: relaying denied, sending paused), as every instance sees it, with the provider's answer as `reason`; it is " +
+      '`up` again after the next message the provider takes. Messages meanwhile are deferred and retried (refused ' +
+      'recipients fail, unsuppressed). `workers` is `degraded` on an API-only process ' +
       'while no queue worker is connected (the process stays ready: accepted messages wait in the queue). From SIGTERM ' +
       'on, the answer is 503 `shutting_down`.',
   })

@@ -82,9 +82,12 @@ export class HealthService {
 
   private async providerCheck(): Promise<HealthIndicatorResult<'provider'>> {
     const check = this.indicators.check('provider');
-    return (await this.provider.state()) === 'up'
-      ? check.up()
-      : check.down({ message: 'The SMTP provider fails whole transactions; messages are deferred and retried' });
+    const { state, reason } = await this.provider.failure();
+    if (state === 'up') return check.up();
+    return check.down({
+      message: 'The SMTP provider fails whole transactions or refuses our mail (relaying denied, sending paused)',
+      ...(reason ? { reason } : {}),
+    });
   }
 
   private async workersCheck(): Promise<HealthIndicatorResult<'workers'>> {

@@ -1,13 +1,13 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger } from '@nestjs/common';
-import type { AdvancedSettings, JobOptions, Queue } from 'bull';
+import type { AdvancedSettings, Job, JobOptions, Queue } from 'bull';
 import { allFulfilled, MicroBatch } from '../common/micro-batch';
 import { AppConfigService } from '../config/app-config.service';
 import { liveJobIds } from '../queue/live-jobs';
 import { JobName, QueueName } from '../queue/queue.constants';
 import { withRedisTimeout } from '../redis/redis-timeout';
 import type { MessagePriority } from './message.entity';
-import { RetrySchedule } from './retry-schedule';
+import { requeueDelay, RetrySchedule } from './retry-schedule';
 
 export interface DeliverEmailJob {
   messageId: string;
@@ -20,6 +20,13 @@ export interface EnqueueRequest {
   notBefore?: Date | null;
   /** Attempts already made (a deferred message whose job was lost keeps its place in the schedule). */
   attemptsMade?: number;
+  /** A deferred message whose job was lost: when its next attempt is due (its job waits until then). */
+  nextAttemptAt?: Date | null;
+}
+
+/** What a job's backoff knows of the attempts made before the job was added (Bull hands it to the strategy). */
+interface RetryOptions {
+  attemptsBefore: number;
 }
 
 /** Bull priorities: 1 is taken first. Every job carries one, so `normal` does not jump ahead of `low`. */
@@ -52,7 +59,9 @@ export class EmailQueue {
     const settings = (queue as unknown as { settings: AdvancedSettings }).settings;
     settings.backoffStrategies = {
       ...settings.backoffStrategies,
-      [RETRY_STRATEGY]: (attemptsMade: number) => this.retrySchedule.delayAfter(attemptsMade),
+      // A job added for a message that had made attempts before (the sweeper's) goes on with the schedule from there.
+      [RETRY_STRATEGY]: (attemptsMade: number, _err: unknown, options: RetryOptions | null) =>
+        this.retrySchedule.delayAfter((options?.attemptsBefore ?? 0) + attemptsMade),
     };
   }
 
@@ -84,13 +93,15 @@ export class EmailQueue {
   }
 
   private jobOptions(request: EnqueueRequest): JobOptions {
-    const delay = request.notBefore ? Math.max(0, request.notBefore.getTime() - Date.now()) : 0;
+    const delay = requeueDelay(request, Date.now());
+    const attemptsBefore = request.attemptsMade ?? 0;
+    const options: RetryOptions = { attemptsBefore };
     return {
       jobId: request.messageId,
       priority: BULL_PRIORITY[request.priority],
       ...(delay > 0 ? { delay } : {}),
-      attempts: Math.max(1, this.retrySchedule.maxAttempts - (request.attemptsMade ?? 0)),
-      backoff: { type: RETRY_STRATEGY },
+      attempts: Math.max(1, this.retrySchedule.maxAttempts - attemptsBefore),
+      backoff: attemptsBefore > 0 ? { type: RETRY_STRATEGY, options } : { type: RETRY_STRATEGY },
     };
   }
 
@@ -101,6 +112,16 @@ export class EmailQueue {
    */
   withLiveJobs(messageIds: string[]): Promise<Set<string>> {
     return liveJobIds(this.queue, messageIds, ['failed']);
+  }
+
+  /**
+   * The message's attempt that this run of its job makes, counted over all its jobs (1 for the first): a job the
+   * sweeper added for a deferred message goes on from the attempts the message had made.
+   */
+  static attemptOf(job: Job<DeliverEmailJob>): number {
+    const backoff = job.opts.backoff;
+    const options = typeof backoff === 'object' ? (backoff.options as Partial<RetryOptions> | undefined) : undefined;
+    return (options?.attemptsBefore ?? 0) + job.attemptsMade + 1;
   }
 
   /** Removes a waiting or delayed job (cancelled message); an active one finds the message cancelled. */

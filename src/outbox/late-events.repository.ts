@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { allFulfilled, MicroBatch, settle } from '../common/micro-batch';
 import { emails } from '../metrics/metrics';
 import type { NewEvent } from './message-event.entity';
@@ -81,9 +81,9 @@ export class LateEventsRepository {
    * they make. An event's time is kept between the message's sent_at and now, so that a provider's clock
    * cannot list it before `sent` or after what happens next here. One move per message: the first given.
    * Events of messages deleted meanwhile are dropped, and so is an unsubscribe of an address the message
-   * has one already (a unique index).
+   * has one already (a unique index). In `manager`'s transaction when given (a provider's call, applied whole).
    */
-  async recordLateEvents(entries: LateEvent[]): Promise<void> {
+  async recordLateEvents(entries: LateEvent[], manager: EntityManager = this.dataSource.manager): Promise<void> {
     if (entries.length === 0) return;
     const moves = new Map<string, { id: string; from: MessageStatus[]; to: MessageStatus }>();
     for (const { messageId, move } of entries) {
@@ -98,7 +98,7 @@ export class LateEventsRepository {
       machine: event.machine ?? false,
       occurred_at: event.occurredAt ?? null,
     }));
-    const moved: { status: MessageStatus }[] = await this.dataSource.query(
+    const moved: { status: MessageStatus }[] = await manager.query(
       `WITH moved AS (
          UPDATE messages m SET status = i.to_status, updated_at = now()
          FROM jsonb_to_recordset($1::jsonb) AS i(id varchar, from_statuses jsonb, to_status varchar)
@@ -122,11 +122,12 @@ export class LateEventsRepository {
    * A recipient's event reported after sending (a bounce) that moves the message only once every recipient
    * has had one of its type: the event (times as in recordLateEvents), and the `move` when this was the last.
    * The message row is locked first, so concurrent events of its recipients each see the others'. True when
-   * the message moved.
+   * the message moved. In `within`'s transaction when given, else in one of its own.
    */
-  async recordEveryRecipientEvent(entry: LateEvent & { event: { recipient: string } }): Promise<boolean> {
+  async recordEveryRecipientEvent(entry: LateEvent & { event: { recipient: string } }, within?: EntityManager): Promise<boolean> {
     const { messageId, event, move } = entry;
-    return this.dataSource.transaction(async (manager) => {
+    const run = <T>(work: (manager: EntityManager) => Promise<T>) => (within ? work(within) : this.dataSource.transaction(work));
+    return run(async (manager) => {
       await manager.query('SELECT 1 FROM messages WHERE id = $1 FOR UPDATE', [messageId]);
       // A statement of its own after the lock: its snapshot includes the events committed while we waited.
       const rows: { moved: number }[] = await manager.query(

@@ -137,6 +137,13 @@ export class Message extends AccountOwned {
   @Column({ type: 'text', nullable: true })
   lastError: string | null;
 
+  /**
+   * A deferred message: when its next attempt is due by the D-20 schedule. The sweeper re-adding a lost job delays
+   * it until then. Null for messages not deferred (and those deferred before it was kept).
+   */
+  @Column({ type: 'timestamptz', nullable: true })
+  nextAttemptAt: Date | null;
+
   @Column({ type: 'timestamptz', nullable: true })
   sentAt: Date | null;
 

@@ -32,4 +32,19 @@ export class RetrySchedule {
     const seconds = SCHEDULE_S[Math.min(Math.max(failedAttempts, 1), SCHEDULE_S.length) - 1];
     return Math.round((seconds / BASE_DELAYS_S[0]) * this.firstDelayMs);
   }
+
+  /** When the next attempt is due, after `failedAttempts` attempts in all, the last one ending `at`. */
+  nextAttemptAt(failedAttempts: number, at: Date): Date {
+    return new Date(at.getTime() + this.delayAfter(failedAttempts));
+  }
+}
+
+/**
+ * The delay of a job added again for a message whose job was lost (the sweeper): until the later of its scheduled
+ * time and the time its next attempt is due, so that it keeps its place in the schedule; 0 when both are past or
+ * unknown.
+ */
+export function requeueDelay(times: { notBefore?: Date | null; nextAttemptAt?: Date | null }, now: number): number {
+  const due = Math.max(times.notBefore?.getTime() ?? 0, times.nextAttemptAt?.getTime() ?? 0);
+  return Math.max(0, due - now);
 }

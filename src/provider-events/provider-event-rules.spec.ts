@@ -1,5 +1,7 @@
 import {
   bounceSuppresses,
+  bounceType,
+  pickByHeader,
   EVENT_EFFECTS,
   eventDetail,
   normalizeEventsBody,
@@ -106,5 +108,47 @@ describe('bounceSuppresses', () => {
     expect(bounceSuppresses('smtp; 554 5.7.1 message rejected as spam')).toBe(false);
     expect(bounceSuppresses('552 5.2.2 mailbox full')).toBe(false);
     expect(bounceSuppresses('554 transaction failed')).toBe(false);
+  });
+});
+
+describe('bounceType', () => {
+  it('takes the provider’s word first', () => {
+    expect(bounceType('soft', '550 5.1.1 no such user')).toBe('soft');
+    expect(bounceType('hard', '452 4.2.2 mailbox full')).toBe('hard');
+  });
+
+  it('is soft when the reason carries only temporary codes', () => {
+    expect(bounceType(undefined, '452 4.2.2 Mailbox full')).toBe('soft');
+    expect(bounceType(undefined, 'smtp; 421 try again later')).toBe('soft');
+    expect(bounceType(undefined, '4.4.7 Delivery time expired')).toBe('soft');
+  });
+
+  it('is hard otherwise: a permanent code, no code at all, or an address that merely looks like one', () => {
+    expect(bounceType(undefined, '550 5.1.1 no such user')).toBe('hard');
+    expect(bounceType(undefined, '550 5.1.1 after 451 4.7.1 earlier')).toBe('hard');
+    expect(bounceType(undefined, undefined)).toBe('hard');
+    expect(bounceType(undefined, 'host 10.4.2.1 refused')).toBe('hard');
+  });
+});
+
+describe('pickByHeader', () => {
+  const original = { id: 'msg_original', recipients: ['alias@fwd.test'] };
+  const forwarded = { id: 'msg_forwarded', recipients: ['owner@elsewhere.test'] };
+
+  it('picks the one message sent to the recipient', () => {
+    expect(pickByHeader([original, forwarded], 'OWNER@elsewhere.test')).toBe(forwarded);
+    expect(pickByHeader([original, forwarded], 'alias@fwd.test')).toBe(original);
+  });
+
+  it('picks the only message when the event names no recipient', () => {
+    expect(pickByHeader([original])).toBe(original);
+  });
+
+  it('picks none when several remain, or none was sent to the recipient', () => {
+    expect(pickByHeader([original, forwarded])).toEqual({ ignored: expect.stringContaining('2 messages') });
+    const copy = { id: 'msg_copy', recipients: ['owner@elsewhere.test'] };
+    expect(pickByHeader([forwarded, copy], 'owner@elsewhere.test')).toEqual({ ignored: expect.stringContaining('2 messages') });
+    expect(pickByHeader([original], 'someone@else.test')).toEqual({ ignored: expect.any(String) });
+    expect(pickByHeader([], 'someone@else.test')).toEqual({ ignored: expect.any(String) });
   });
 });

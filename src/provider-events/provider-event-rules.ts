@@ -72,6 +72,45 @@ export function bounceSuppresses(reason: string | undefined): boolean {
   return failureScope({ text: reason }) !== 'message';
 }
 
+/** What kind of bounce the provider reports: `hard` (permanent) unless it says soft/transient. */
+export const BOUNCE_TYPES = ['hard', 'soft'] as const;
+export type BounceType = (typeof BOUNCE_TYPES)[number];
+
+/** A 4.x.x enhanced code, or a 4xx reply at the start of the reason: a temporary failure the provider gave up on. */
+const TEMPORARY_CODE = /(?:(?<![\d.])4\.\d{1,3}\.\d{1,3}(?![\d.])|^\s*(?:[\w.-]+\s*;\s*)?4\d\d(?=[\s-]|$))/;
+const PERMANENT_CODE = /(?:(?<![\d.])5\.\d{1,3}\.\d{1,3}(?![\d.])|^\s*(?:[\w.-]+\s*;\s*)?5\d\d(?=[\s-]|$))/;
+
+/**
+ * A bounce is soft when the provider says so (`bounceType: soft`: SES `Transient`, Postmark `SoftBounce`), or when
+ * its reason carries only temporary codes (a 4.x.x DSN Status that failed at last, `452 4.2.2 mailbox full`). Soft
+ * bounces never suppress at once: they are counted (SoftBounces).
+ */
+export function bounceType(given: BounceType | undefined, reason: string | undefined): BounceType {
+  if (given) return given;
+  const text = reason ?? '';
+  return TEMPORARY_CODE.test(text) && !PERMANENT_CODE.test(text) ? 'soft' : 'hard';
+}
+
+/** A message a Message-ID names, with what tells candidates apart. */
+export interface HeaderCandidate {
+  id: string;
+  recipients: readonly string[];
+}
+
+/**
+ * The message a provider event names by Message-ID only (a fallback: forwarded mail keeps its original's
+ * Message-ID, so one Message-ID may name several messages, of several accounts). The candidates are narrowed to
+ * those sent to the event's recipient; exactly one must remain, else the event is about none of them: an
+ * ambiguous id never touches a message it may not be about.
+ */
+export function pickByHeader<T extends HeaderCandidate>(candidates: readonly T[], recipient?: string): T | { ignored: string } {
+  const wanted = recipient?.trim().toLowerCase();
+  const matching = wanted === undefined ? candidates : candidates.filter((c) => c.recipients.some((r) => r.toLowerCase() === wanted));
+  if (matching.length === 1) return matching[0];
+  if (matching.length === 0) return { ignored: 'no message with this Message-ID was sent to the recipient' };
+  return { ignored: `the Message-ID names ${matching.length} messages (a forwarded copy keeps its original's): give our message id` };
+}
+
 export type RecipientResolution = { recipient: string | null } | { ignored: string };
 
 /**

@@ -29,8 +29,12 @@ const DESCRIPTION = [
   '`delivered` moves a `sent` message to `delivered`; `bounced` (permanent) moves the message to `bounced` once every ',
   'recipient has bounced, and suppresses the recipient unless the SMTP codes in its `reason` say the failure is not about ',
   'the address (only 5.1.1, 5.1.2, 5.1.3, 5.1.10, 5.2.1, or a bare 550/551/553 are; a bounce without any code is taken as ',
-  'one); `complained` suppresses the recipient; `deferred`, `opened` and `clicked` are ',
-  'recorded only. A status never goes back. Events of unknown messages are ignored (still 202). A call is applied once per ',
+  'one); a soft bounce (`bounceType: soft`, or only 4.x.x codes) is counted instead, and `SOFT_BOUNCE_SUPPRESS_COUNT` ',
+  'of them within `SOFT_BOUNCE_WINDOW_DAYS` suppress (a `delivered` resets the count); `complained` suppresses the ',
+  'recipient; `deferred`, `opened` and `clicked` are ',
+  'recorded only. A status never goes back. A message is named by `returnPath` (our VERP address) or our `msg_…` id; ',
+  'a Message-ID only when exactly one message with it went to `recipient`. Events of unknown messages are ignored ',
+  '(still 202). A call is applied whole (or, on an error, not at all) and once per ',
   '`webhook-id` (remembered 24 h): a retry answers `duplicate: true` and changes nothing.',
 ].join('');
 

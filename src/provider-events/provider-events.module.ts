@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ReturnPaths } from '../email/return-path';
 import { OutboxModule } from '../outbox/outbox.module';
 import { SuppressionModule } from '../suppression/suppression.module';
 import { ProviderEventsController } from './provider-events.controller';
@@ -10,7 +11,7 @@ import { ProviderWebhookIds } from './provider-webhook-ids.store';
 @Module({
   imports: [OutboxModule, SuppressionModule],
   controllers: [ProviderEventsController],
-  providers: [ProviderEventsService, ProviderSignatureGuard, ProviderWebhookIds],
+  providers: [ProviderEventsService, ProviderSignatureGuard, ProviderWebhookIds, ReturnPaths],
   exports: [ProviderEventsService],
 })
 export class ProviderEventsModule {}

@@ -3,12 +3,13 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { SuppressionEntry } from './suppression-entry.entity';
 import { SuppressionController } from './suppression.controller';
 import { SuppressionLifts } from './suppression-lifts';
+import { SoftBounces } from './soft-bounces';
 import { SuppressionService } from './suppression.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([SuppressionEntry])],
   controllers: [SuppressionController],
-  providers: [SuppressionService, SuppressionLifts],
-  exports: [SuppressionService, SuppressionLifts],
+  providers: [SuppressionService, SuppressionLifts, SoftBounces],
+  exports: [SuppressionService, SuppressionLifts, SoftBounces],
 })
 export class SuppressionModule {}

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { In, Repository } from 'typeorm';
+import { EntityManager, In, Repository } from 'typeorm';
 import { normalizeEmailAddress } from '../common/email-address';
 import { AppException } from '../common/errors/app.exception';
 import { decodePageCursor, encodePageCursor, newestFirstPage } from '../common/http/page-cursor';
@@ -75,6 +75,29 @@ export class SuppressionService {
     const created = (inserted.raw as unknown[]).length > 0;
     const entry = await this.entries.findOneByOrFail({ accountId, email: address });
     return { entry, created };
+  }
+
+  /**
+   * Adds the addresses in the caller's transaction (provider events and delivery reports commit their suppressions
+   * with their events); an address already on the list keeps its first entry.
+   */
+  async addWithin(
+    manager: EntityManager,
+    entries: { accountId: string; email: string; reason: SuppressionReason; source?: string }[],
+  ): Promise<void> {
+    if (entries.length === 0) return;
+    await manager.query(
+      `INSERT INTO suppression_entries (id, account_id, email, reason, source)
+       SELECT * FROM unnest($1::varchar[], $2::varchar[], $3::varchar[], $4::varchar[], $5::varchar[])
+       ON CONFLICT (account_id, email) DO NOTHING`,
+      [
+        entries.map(() => newId('sup')),
+        entries.map((e) => e.accountId),
+        entries.map((e) => normalizeEmailAddress(e.email)),
+        entries.map((e) => e.reason),
+        entries.map((e) => e.source ?? null),
+      ],
+    );
   }
 
   /** The subset of `emails` (compared case-insensitively) that is suppressed, as lower-cased addresses. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { MessageContent } from '../outbox/message.entity';
 import { MessageLinksRepository } from './message-links.repository';
-import { trackableLinks, trackedContent, TrackedMessage } from './tracked-content';
+import { recipientContent, trackableLinks, trackedContent, TrackedMessage } from './tracked-content';
 import { TrackingTokens } from './tracking-tokens';
 
 /** The content a stored message is sent with (tracked-content.ts), for the delivery worker. */
@@ -20,6 +20,11 @@ export class TrackedContentService {
     const { content, clickLinks } = trackedContent(message, this.tokens);
     if (clickLinks.length > 0) await this.links.record(message.id, clickLinks);
     return content;
+  }
+
+  /** The copy of contentToSend's content for one recipient: its unsubscribe links that recipient's own. */
+  contentFor(messageId: string, content: MessageContent, recipient: string): MessageContent {
+    return recipientContent(content, messageId, this.tokens, recipient);
   }
 
   /** The URLs of the click links a message's stored HTML was sent with, in link order (for messages whose links were not recorded). */

@@ -1,10 +1,10 @@
 import type { MessageContent } from '../outbox/message.entity';
-import { trackableLinks, trackedContent, TrackedMessage, TrackingLinks } from './tracked-content';
+import { carriesUnsubscribe, recipientContent, trackableLinks, trackedContent, TrackedMessage, TrackingLinks } from './tracked-content';
 
 const links: TrackingLinks = {
   openUrl: (id) => `https://mr.test/t/o/open-${id}`,
   clickUrl: (id, i) => `https://mr.test/t/c/click-${id}-${i}`,
-  unsubscribeUrl: (id) => `https://mr.test/u/unsub-${id}`,
+  unsubscribeUrl: (id, recipient) => `https://mr.test/u/unsub-${id}${recipient ? `-${recipient}` : ''}`,
 };
 const UNSUBSCRIBE = links.unsubscribeUrl('msg_1');
 
@@ -144,17 +144,25 @@ describe('trackedContent: opens', () => {
 describe('trackedContent: List-Unsubscribe', () => {
   const oneClick = { 'List-Unsubscribe': `<${UNSUBSCRIBE}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
 
-  it('adds the RFC 8058 headers for any tracking flag or a list send', () => {
-    for (const tracking of [{ opens: true }, { clicks: true }, { unsubscribe: true }]) {
-      expect(
-        trackedContent(message('<p>x</p>', tracking, { content: { ...message('', null).content, headers: { 'X-Tag': 'a' } } }), links)
-          .content.headers,
-      ).toEqual({
-        'X-Tag': 'a',
-        ...oneClick,
-      });
-    }
+  it('adds the RFC 8058 headers to a send that asked for unsubscribe links and to a list send', () => {
+    expect(
+      trackedContent(
+        message('<p>x</p>', { unsubscribe: true }, { content: { ...message('', null).content, headers: { 'X-Tag': 'a' } } }),
+        links,
+      ).content.headers,
+    ).toEqual({ 'X-Tag': 'a', ...oneClick });
     expect(trackedContent(message('<p>x</p>', null, { listId: 'list_1' }), links).content.headers).toEqual(oneClick);
+    expect(trackedContent(message('<p>x</p>', { unsubscribe: false }, { listId: 'list_1' }), links).content.headers).toEqual(oneClick);
+  });
+
+  it('adds nothing because opens or clicks are tracked: a tracked receipt offers no unsubscribe', () => {
+    for (const tracking of [{ opens: true }, { clicks: true }, { opens: true, clicks: true, unsubscribe: false }]) {
+      const tracked = message('<body><a href="https://acme.test/">x</a></body>', tracking);
+      expect(trackedContent(tracked, links).content.headers).toEqual({});
+      expect(carriesUnsubscribe(tracked)).toBe(false);
+    }
+    expect(carriesUnsubscribe(message('', { unsubscribe: true }))).toBe(true);
+    expect(carriesUnsubscribe(message('', null, { listId: 'list_1' }))).toBe(true);
   });
 
   it('adds nothing to an untracked message outside a list, nor where all flags are off', () => {
@@ -168,5 +176,35 @@ describe('trackedContent: List-Unsubscribe', () => {
     const own = message('<p>x</p>', { unsubscribe: true });
     own.content.headers = { 'list-unsubscribe': '<mailto:leave@acme.test>' };
     expect(trackedContent(own, links).content.headers).toEqual({ 'list-unsubscribe': '<mailto:leave@acme.test>' });
+  });
+});
+
+describe('recipientContent', () => {
+  const shared = links.unsubscribeUrl('msg_1');
+  const own = links.unsubscribeUrl('msg_1', 'bo@example.org');
+
+  it('gives the recipient its own link in the header Mailroom added and wherever the body has the message’s', () => {
+    const m = message(`<body><a href="${shared}">Unsubscribe</a><a href="https://acme.test/">x</a></body>`, {
+      unsubscribe: true,
+      clicks: true,
+    });
+    m.content.text = `Leave: ${shared}\nAgain: ${shared}`;
+    const tracked = trackedContent(m, links).content;
+    const copy = recipientContent(tracked, 'msg_1', links, 'bo@example.org');
+    expect(copy.headers).toEqual({ 'List-Unsubscribe': `<${own}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' });
+    expect(copy.html).toBe(`<body><a href="${own}">Unsubscribe</a><a href="https://mr.test/t/c/click-msg_1-0">x</a></body>`);
+    expect(copy.text).toBe(`Leave: ${own}\nAgain: ${own}`);
+    // The message's content is left as it was: every copy starts from it.
+    expect(tracked.headers['List-Unsubscribe']).toBe(`<${shared}>`);
+  });
+
+  it('keeps the sender’s own List-Unsubscribe, and a message without a text or HTML part as it is', () => {
+    const m = message(undefined, { unsubscribe: true });
+    m.content.headers = { 'List-Unsubscribe': '<mailto:leave@acme.test>' };
+    delete m.content.text;
+    const copy = recipientContent(trackedContent(m, links).content, 'msg_1', links, 'bo@example.org');
+    expect(copy.headers).toEqual({ 'List-Unsubscribe': '<mailto:leave@acme.test>' });
+    expect(copy).not.toHaveProperty('text');
+    expect(copy.html).toBeUndefined();
   });
 });

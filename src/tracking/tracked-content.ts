@@ -5,7 +5,8 @@ import type { MessageContent, MessageTracking } from '../outbox/message.entity';
 export interface TrackingLinks {
   openUrl(messageId: string): string;
   clickUrl(messageId: string, link: number): string;
-  unsubscribeUrl(messageId: string): string;
+  /** Of `recipient` when given, else the message's one for every recipient. */
+  unsubscribeUrl(messageId: string, recipient?: string): string;
 }
 
 /** What of a stored message decides how it is tracked. */
@@ -36,21 +37,30 @@ export interface TrackedContent {
 }
 
 /**
+ * Whether a message carries unsubscribe links and List-Unsubscribe headers (issue 35): a list send's, and a send
+ * that asked for them (`tracking.unsubscribe`, which batch sends store on unless they said false). Never because
+ * opens or clicks are tracked: a tracked receipt or password reset offers no unsubscribe.
+ */
+export function carriesUnsubscribe(message: Pick<TrackedMessage, 'tracking' | 'listId'>): boolean {
+  return message.listId !== null || message.tracking?.unsubscribe === true;
+}
+
+/**
  * The content to compose for a stored message (D-22): with `clicks`, every trackable link of the HTML part
- * points at its click URL; with `opens`, a 1×1 pixel ends the body; with any tracking flag or a list, the
- * RFC 8058 List-Unsubscribe headers (unless the sender set List-Unsubscribe). Pure and deterministic: the
+ * points at its click URL; with `opens`, a 1×1 pixel ends the body; when it carries unsubscribe links
+ * (carriesUnsubscribe), the RFC 8058 List-Unsubscribe headers (unless the sender set List-Unsubscribe), with the
+ * message's link for every recipient: recipientContent makes each recipient's copy. Pure and deterministic: the
  * same message gives the same content and links at every attempt.
  */
 export function trackedContent(message: TrackedMessage, links: TrackingLinks): TrackedContent {
   const { tracking, content } = message;
-  const tracked = Boolean(tracking?.opens || tracking?.clicks || tracking?.unsubscribe);
   let html = content.html;
   let clickLinks: string[] = [];
   if (html !== undefined && (tracking?.clicks || tracking?.opens)) {
     ({ html, clickLinks } = trackHtml(html, message.id, links, { clicks: Boolean(tracking.clicks), opens: Boolean(tracking.opens) }));
   }
   let headers = content.headers;
-  if ((tracked || message.listId !== null) && !Object.keys(headers).some((name) => name.toLowerCase() === 'list-unsubscribe')) {
+  if (carriesUnsubscribe(message) && !Object.keys(headers).some((name) => name.toLowerCase() === 'list-unsubscribe')) {
     headers = {
       ...headers,
       'List-Unsubscribe': `<${links.unsubscribeUrl(message.id)}>`,
@@ -58,6 +68,25 @@ export function trackedContent(message: TrackedMessage, links: TrackingLinks): T
     };
   }
   return { content: html === content.html && headers === content.headers ? content : { ...content, html, headers }, clickLinks };
+}
+
+/**
+ * The copy of a tracked message's content for one recipient: the message's unsubscribe link for every recipient, in
+ * the List-Unsubscribe header Mailroom added and in the text and HTML parts (`{{unsubscribeUrl}}` rendered once for
+ * all recipients), becomes the recipient's own, so that a one-click POST names its recipient and nobody else.
+ */
+export function recipientContent(content: MessageContent, messageId: string, links: TrackingLinks, recipient: string): MessageContent {
+  const shared = links.unsubscribeUrl(messageId);
+  const own = links.unsubscribeUrl(messageId, recipient);
+  const swap = (part: string | undefined) => (part === undefined ? undefined : part.split(shared).join(own));
+  const headers =
+    content.headers['List-Unsubscribe'] === `<${shared}>` ? { ...content.headers, 'List-Unsubscribe': `<${own}>` } : content.headers;
+  return {
+    ...content,
+    headers,
+    ...(content.text !== undefined ? { text: swap(content.text) } : {}),
+    ...(content.html !== undefined ? { html: swap(content.html) } : {}),
+  };
 }
 
 /**

@@ -52,4 +52,43 @@ describe('TrackingTokens', () => {
     expect(new TrackingTokens(config('b', 'c')).verify('c', oldClick)).toBeNull();
     expect(new TrackingTokens(config('c', 'b')).verify('u', fresh)).toEqual({ kind: 'u', messageId: 'msg_abc123' });
   });
+
+  describe('unsubscribe links of one recipient', () => {
+    const recipients = ['ada@example.org', 'Bo@Example.org', 'cy@example.org'];
+
+    it('name their recipient by a tag (no address in the link), and verify alongside the links naming nobody', () => {
+      const url = tokens.unsubscribeUrl('msg_abc123', 'Bo@Example.org');
+      const target = tokens.verify('u', tokenOf(url));
+      expect(target).toEqual({ kind: 'u', messageId: 'msg_abc123', recipient: expect.stringMatching(/^[\w-]{12}$/) });
+      expect(Buffer.from(tokenOf(url).split('.')[0], 'base64url').toString()).not.toMatch(/bo@/i);
+      expect(tokens.recipientOf('msg_abc123', target!.recipient!, recipients)).toBe('Bo@Example.org');
+      expect(tokens.unsubscribeUrl('msg_abc123', 'bo@example.org')).toBe(url);
+      expect(tokens.unsubscribeUrl('msg_abc123', 'ada@example.org')).not.toBe(url);
+      expect(tokens.verify('u', tokenOf(tokens.unsubscribeUrl('msg_abc123')))).toEqual({ kind: 'u', messageId: 'msg_abc123' });
+    });
+
+    it('name nobody of another message, nor an address the message did not go to', () => {
+      const tag = tokens.verify('u', tokenOf(tokens.unsubscribeUrl('msg_abc123', 'ada@example.org')))!.recipient!;
+      expect(tokens.recipientOf('msg_other', tag, recipients)).toBeNull();
+      expect(tokens.recipientOf('msg_abc123', tag, ['bo@example.org', 'cy@example.org'])).toBeNull();
+    });
+
+    it('refuse a tag of the wrong shape, and a tag on another kind of link', () => {
+      const sign = (text: string) => {
+        const body = Buffer.from(text).toString('base64url');
+        return `${body}.${tokenOf(tokens.openUrl('msg_abc123')).split('.')[1]}`;
+      };
+      expect(tokens.verify('u', sign('u:msg_abc123:short'))).toBeNull();
+      const tagged = tokenOf(tokens.unsubscribeUrl('msg_abc123', 'ada@example.org'));
+      expect(tokens.verify('o', tagged)).toBeNull();
+      expect(tokens.verify('c', tagged)).toBeNull();
+    });
+
+    it('keep naming their recipient after a key rotation', () => {
+      const rotated = new TrackingTokens(config('b', 'a'));
+      const old = rotated.verify('u', tokenOf(tokens.unsubscribeUrl('msg_abc123', 'cy@example.org')));
+      expect(rotated.recipientOf('msg_abc123', old!.recipient!, recipients)).toBe('cy@example.org');
+      expect(new TrackingTokens(config('b')).recipientOf('msg_abc123', old!.recipient!, recipients)).toBeNull();
+    });
+  });
 });

@@ -69,7 +69,10 @@ export class TrackingController {
   @Public()
   @ApiOperation({
     summary: 'Unsubscribe page',
-    description: 'A confirmation page whose button posts back to the same URL; opening it changes nothing (link scanners open it too).',
+    description:
+      'A confirmation page whose button posts back to the same URL; opening it changes nothing (link scanners open it too). It names ' +
+      'the recipient the link is for and what they leave: the list, for a list send; every email from the sender otherwise. A link ' +
+      'naming no recipient (sent before links named theirs) of a message to several addresses asks for the address.',
   })
   @ApiParam(TOKEN_PARAM)
   @ApiOkResponse({ description: 'An HTML page', content: HTML_PAGE })
@@ -97,9 +100,12 @@ export class TrackingController {
   @ApiOperation({
     summary: 'Unsubscribe (RFC 8058 one-click, or the page’s form)',
     description:
-      'Suppresses the recipient (`unsubscribed`, source: the message), marks the list subscriber of a list send unsubscribed and records ' +
-      'one `unsubscribed` event; a repeat changes nothing. A message to several addresses needs `email` (400 without it). Browsers ' +
-      '(Accept: text/html) get a page, other clients `{success, email}`.',
+      'Unsubscribes the recipient the link is for (each recipient’s copy carries a link of its own; `email` is not read): from a ' +
+      'list send, the list’s subscriber is marked unsubscribed, and other mail to the address is not affected; from any other ' +
+      'message, the address is suppressed for the account (`unsubscribed`, source: the message). One `unsubscribed` event; a repeat ' +
+      'changes nothing. A link naming no recipient (sent before links named theirs) takes `email`, needed when the message went to ' +
+      'several addresses (400 without it), and answers the same whether or not the address was a recipient: only a recipient is ' +
+      'unsubscribed. Browsers (Accept: text/html) get a page, other clients `{success, email}`.',
   })
   @ApiParam(TOKEN_PARAM)
   @ApiConsumes('application/x-www-form-urlencoded', 'application/json')
@@ -108,7 +114,10 @@ export class TrackingController {
     description: 'Unsubscribed (or already): a page for browsers, `{success, email}` for any other client',
     content: { 'application/json': { schema: { $ref: getSchemaPath(UnsubscribeResponseDto) } }, ...HTML_PAGE },
   })
-  @ApiBadRequestResponse({ type: ErrorBodyDto, description: '`email` missing for a message to several addresses, or not one of them' })
+  @ApiBadRequestResponse({
+    type: ErrorBodyDto,
+    description: '`email` missing on a link naming no recipient of a message to several addresses, or not an email address',
+  })
   @ApiNotFoundResponse({ type: ErrorBodyDto })
   async unsubscribe(
     @Param('token') token: string,

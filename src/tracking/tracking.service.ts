@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { normalizeEmailAddress } from '../common/email-address';
 import { AppException } from '../common/errors/app.exception';
+import { ErrorCode } from '../common/errors/error-code';
 import type { NewEvent } from '../outbox/message-event.entity';
 import { LateEventsRepository } from '../outbox/late-events.repository';
 import { ListsService } from '../lists/lists.service';
@@ -12,11 +13,24 @@ import { TrackedContentService } from './tracked-content.service';
 import { TrackedMessageRecord, TrackingRepository } from './tracking.repository';
 import { TrackingTokens } from './tracking-tokens';
 
-/** Who an unsubscribe link is for, to show on its page. */
+/** Who an unsubscribe link is for and what it takes them off, to show on its page. */
 export interface UnsubscribeTarget {
-  /** The message's only recipient; null when it went to several and the person must say which address. */
+  /** The recipient the link names (or the message's only one); null when the person must say which address. */
   email: string | null;
   from: string;
+  /** A list send's list name: its unsubscribe takes the address off that list only. Null for any other message. */
+  list: string | null;
+}
+
+/**
+ * What an unsubscribe did, as its answer shows it. `confirmed` false: the address was given for a link naming nobody,
+ * and the answer is the same whether or not it was a recipient (it was unsubscribed only if it was).
+ */
+export interface UnsubscribeResult {
+  email: string;
+  from: string;
+  list: string | null;
+  confirmed: boolean;
 }
 
 /**
@@ -79,22 +93,35 @@ export class TrackingService {
 
   /** What the unsubscribe page shows; 404 for an unknown link. */
   async unsubscribeTarget(token: string): Promise<UnsubscribeTarget> {
-    const message = await this.unsubscribeMessage(token);
-    return { email: onlyRecipient(message), from: message.fromAddress };
+    const { message, recipient } = await this.unsubscribeLink(token);
+    return { email: recipient, from: message.fromAddress, list: await this.listName(message) };
   }
 
   /**
-   * Unsubscribes a recipient of the message: a suppression entry `unsubscribed` (source: the message), the
-   * list's subscriber marked unsubscribed for a list send, and one `unsubscribed` event; a repeat changes
-   * nothing. A message to several addresses needs `email`, one of them (400 otherwise).
+   * Unsubscribes a recipient of the message (issue 35): from a list send, the list's subscriber is marked unsubscribed
+   * (no suppression: other mail still reaches the address); from any other message, a suppression entry `unsubscribed`
+   * (source: the message). One `unsubscribed` event either way; a repeat changes nothing.
+   *
+   * Who: the recipient the link names (`email` is not read: nobody unsubscribes a co-recipient), or the only recipient
+   * of a message whose link names nobody (sent before links named their recipient, or a body's link rendered once).
+   * With `email` on such a link, the answer is the same whether or not the address was a recipient, so that it never
+   * tells who a message went to (bcc); only a recipient is unsubscribed. Without `email` on a link of a message to
+   * several addresses: 400.
    */
-  async unsubscribe(token: string, email: string | undefined): Promise<{ email: string; from: string }> {
-    const message = await this.unsubscribeMessage(token);
-    const recipient = this.chooseRecipient(message, email);
-    await this.suppression.add(message.accountId, recipient, 'unsubscribed', message.id);
-    if (message.listId) await this.lists.markUnsubscribed(message.accountId, message.listId, recipient);
-    await this.record(message.id, { type: 'unsubscribed', recipient, occurredAt: new Date() });
-    return { email: recipient, from: message.fromAddress };
+  async unsubscribe(token: string, email: string | undefined): Promise<UnsubscribeResult> {
+    const { message, recipient, named } = await this.unsubscribeLink(token);
+    const list = await this.listName(message);
+    if (recipient !== null && (named || email === undefined)) {
+      await this.takeOff(message, recipient);
+      return { email: recipient, from: message.fromAddress, list, confirmed: true };
+    }
+    if (email === undefined) {
+      throw AppException.invalidField('email', 'this message went to several addresses: say which one to unsubscribe');
+    }
+    const wanted = normalizeEmailAddress(email);
+    const found = message.recipients.find((r) => r.toLowerCase() === wanted);
+    if (found) await this.takeOff(message, found);
+    return { email: wanted, from: message.fromAddress, list, confirmed: false };
   }
 
   /**
@@ -116,23 +143,36 @@ export class TrackingService {
     return this.events.recordLateEvent({ messageId, event });
   }
 
-  private async unsubscribeMessage(token: string): Promise<TrackedMessageRecord> {
+  /**
+   * The message of an unsubscribe link and the recipient it is for: the one its token names (`named`), else the
+   * message's only recipient, else null. 404 for an unknown link, or a recipient the message does not have.
+   */
+  private async unsubscribeLink(token: string): Promise<{ message: TrackedMessageRecord; recipient: string | null; named: boolean }> {
     const target = this.tokens.verify('u', token);
     const message = target && (await this.repository.findMessage(target.messageId));
-    if (!message) throw AppException.notFound('Unsubscribe link');
-    return message;
+    if (!target || !message) throw AppException.notFound('Unsubscribe link');
+    if (target.recipient === undefined) return { message, recipient: onlyRecipient(message), named: false };
+    const recipient = this.tokens.recipientOf(message.id, target.recipient, message.recipients);
+    if (recipient === null) throw AppException.notFound('Unsubscribe link');
+    return { message, recipient, named: true };
   }
 
-  private chooseRecipient(message: TrackedMessageRecord, email: string | undefined): string {
-    const only = onlyRecipient(message);
-    if (email === undefined) {
-      if (only) return only;
-      throw AppException.invalidField('email', 'this message went to several addresses: say which one to unsubscribe');
+  /** A list send's recipient leaves that list; anyone else's is suppressed for the account. The event is recorded once. */
+  private async takeOff(message: TrackedMessageRecord, recipient: string): Promise<void> {
+    if (message.listId) await this.lists.markUnsubscribed(message.accountId, message.listId, recipient);
+    else await this.suppression.add(message.accountId, recipient, 'unsubscribed', message.id);
+    await this.record(message.id, { type: 'unsubscribed', recipient, occurredAt: new Date() });
+  }
+
+  /** The name of a list send's list, for its pages ('' once the list is deleted); null for any other message. */
+  private async listName(message: TrackedMessageRecord): Promise<string | null> {
+    if (!message.listId) return null;
+    try {
+      return (await this.lists.get(message.accountId, message.listId)).name;
+    } catch (err) {
+      if (err instanceof AppException && err.code === ErrorCode.NotFound) return '';
+      throw err;
     }
-    const wanted = normalizeEmailAddress(email);
-    const recipient = message.recipients.find((r) => r.toLowerCase() === wanted);
-    if (!recipient) throw AppException.invalidField('email', 'is not an address this message was sent to');
-    return recipient;
   }
 }
 

@@ -1,5 +1,5 @@
 import { escapeHtml } from '../common/escape-html';
-import type { UnsubscribeTarget } from './tracking.service';
+import type { UnsubscribeResult, UnsubscribeTarget } from './tracking.service';
 
 /** The unsubscribe pages: self-contained (no scripts, no external assets), every value escaped. */
 
@@ -19,23 +19,34 @@ export const PAGE_HEADERS: Record<string, string> = {
   'X-Robots-Tag': 'noindex',
 };
 
+/** What the address stops getting: a list send's list only, else everything from the sender. */
+function scope(target: { from: string; list: string | null }): string {
+  const from = escapeHtml(target.from);
+  if (target.list === null) return `emails sent by ${from}`;
+  return target.list ? `the mailing list <strong>${escapeHtml(target.list)}</strong> (sent by ${from})` : `this mailing list of ${from}`;
+}
+
 /** The confirmation page of GET /u/{token}: a form that posts back to the same URL. */
 export function confirmPage(target: UnsubscribeTarget): string {
-  const from = escapeHtml(target.from);
   const question = target.email
-    ? `<p>Unsubscribe <strong>${escapeHtml(target.email)}</strong> from emails sent by ${from}?</p>`
-    : `<p>This email went to several addresses. Which one should no longer get emails sent by ${from}?</p>`;
+    ? `<p>Unsubscribe <strong>${escapeHtml(target.email)}</strong> from ${scope(target)}?</p>`
+    : `<p>This email went to several addresses. Which one should no longer get ${scope(target)}?</p>`;
   const field = target.email
     ? ''
     : '<label for="email">Email address</label><input id="email" name="email" type="email" required autocomplete="email">';
   return page('Unsubscribe', `${question}<form method="post">${field}<button type="submit">Unsubscribe</button></form>`);
 }
 
-export function unsubscribedPage(target: { email: string; from: string }): string {
-  return page(
-    'You are unsubscribed',
-    `<p><strong>${escapeHtml(target.email)}</strong> will get no more emails sent by ${escapeHtml(target.from)}.</p><p>You can close this page.</p>`,
-  );
+/**
+ * The page after POST /u/{token}. For an address the person typed (`confirmed` false) it reads the same whether or
+ * not that address got the email: the page never tells who an email went to.
+ */
+export function unsubscribedPage(result: UnsubscribeResult): string {
+  const email = `<strong>${escapeHtml(result.email)}</strong>`;
+  const what = result.list === null ? `no more emails sent by ${escapeHtml(result.from)}` : `no more mail from ${scope(result)}`;
+  const done = result.confirmed ? `${email} will get ${what}.` : `If this email was sent to ${email}, that address will get ${what}.`;
+  const rest = result.list === null ? '' : '<p>Other emails from this sender still reach you.</p>';
+  return page('You are unsubscribed', `<p>${done}</p>${rest}<p>You can close this page.</p>`);
 }
 
 export function notFoundPage(): string {

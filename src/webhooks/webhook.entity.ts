@@ -4,7 +4,8 @@ import { DEFAULT_MAX_CONCURRENCY } from './webhook-endpoint-limits';
 
 /**
  * What a webhook can subscribe to (D-23): the spec's four, then sent, complained, unsubscribed, form submissions,
- * disables, and form notifications not delivered (a suppressed owner address, a bounce or failure).
+ * disables, form notifications not delivered (a suppressed owner address, a bounce or failure), and a message that
+ * finally failed or was deferred (a temporary failure, retried later). New types go at the end.
  */
 export const WEBHOOK_EVENT_TYPES = [
   'delivered',
@@ -17,6 +18,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'form.submission',
   'webhook.disabled',
   'form.notification_failed',
+  'failed',
+  'deferred',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

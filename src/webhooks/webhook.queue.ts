@@ -55,6 +55,22 @@ export class WebhookQueue {
   }
 
   /**
+   * Makes this attempt due now (a replay): its job waiting for a retry's backoff is promoted; a job waiting or running
+   * already is left as it is; without a live job, one is added. Each attempt has one job id and the endpoint's gate
+   * never queues an attempt in flight, so the delivery still gets one request at a time.
+   */
+  async attemptNow(attempt: DeliverWebhookJob): Promise<void> {
+    const id = jobId(attempt);
+    const job = (await this.withLiveJobs([attempt])).has(id) ? await this.queue.getJob(id) : null;
+    if (!job) return this.add([attempt]);
+    if (!(await job.isDelayed())) return;
+    // Moved on meanwhile (its delay ended, or another replay promoted it): it runs now all the same.
+    await job.promote().catch(async (err: Error) => {
+      if (await job.isDelayed()) throw err;
+    });
+  }
+
+  /**
    * Wakes the endpoints' queues: now, `count` times each (fanning out to more workers), or once after `delayMs`
    * (one job for all the wakes of an endpoint due at the same time). `id` makes repeated calls share one job.
    */

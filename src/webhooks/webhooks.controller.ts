@@ -170,13 +170,16 @@ export class WebhooksController {
   @Auth(WRITE)
   @ApiOperation({
     summary: 'Deliver an event again',
-    description: 'Same event id, same payload, the whole retry schedule again; the attempts are added to the delivery’s log.',
+    description:
+      'Same event id, same payload, the whole retry schedule again; the attempts are added to the delivery’s log. Whatever ' +
+      'the delivery’s state (succeeded, failed, or waiting for a retry’s backoff), the next attempt is made now; an ' +
+      'attempt already in flight is that attempt (one request at a time per delivery).',
   })
   @ApiParam(ID_PARAM)
   @ApiParam({ name: 'deliveryId', example: 'whd_8Jk2mT0kLw2sZr8NcY1pXb' })
   @ApiAcceptedResponse({ type: WebhookDeliveryDto })
   @ApiNotFoundResponse({ type: ErrorBodyDto })
-  @ApiConflictResponse({ type: ErrorBodyDto, description: 'The delivery is still in progress, or the webhook is disabled' })
+  @ApiConflictResponse({ type: ErrorBodyDto, description: 'The webhook is disabled' })
   async replay(
     @CurrentAuth() auth: AuthContext,
     @Param('id') id: string,

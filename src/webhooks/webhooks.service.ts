@@ -118,16 +118,26 @@ export class WebhooksService {
     return webhook;
   }
 
-  /** A new secret; the current one keeps signing beside it for 24 h (a second rotation drops the older one at once). */
+  /**
+   * A new secret; the current one keeps signing beside it for 24 h (a second rotation drops the older one at once).
+   * Under the webhook's row lock: concurrent rotations follow one another, each retiring the secret the one before it
+   * returned, so that every secret returned signs (the last one's, and its predecessor's for 24 h).
+   */
   async rotateSecret(accountId: string, id: string): Promise<{ secret: string; previousSecretExpiresAt: Date }> {
-    const webhook = await this.get(accountId, id);
     const secret = newSecret();
-    const previousSecretExpiresAt = new Date(Date.now() + PREVIOUS_SECRET_TTL_MS);
-    await this.webhooks.update(
-      { id: webhook.id, accountId },
-      { secret: this.secrets.seal(secret), previousSecret: webhook.secret, previousSecretExpiresAt },
-    );
-    return { secret, previousSecretExpiresAt };
+    const sealed = this.secrets.seal(secret);
+    return this.webhooks.manager.transaction(async (manager) => {
+      const locked = manager.getRepository(Webhook);
+      const webhook = await locked.findOne({
+        where: { id, accountId },
+        select: { id: true, secret: true },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (!webhook) throw AppException.notFound('Webhook', id);
+      const previousSecretExpiresAt = new Date(Date.now() + PREVIOUS_SECRET_TTL_MS);
+      await locked.update({ id, accountId }, { secret: sealed, previousSecret: webhook.secret, previousSecretExpiresAt });
+      return { secret, previousSecretExpiresAt };
+    });
   }
 
   /** The webhook's deliveries, newest first, keyset-paged, each with its attempts. */
@@ -151,26 +161,28 @@ export class WebhooksService {
   }
 
   /**
-   * Delivers the event again (same event id, same payload) with the whole retry schedule; its attempts are added
-   * to the log. 409 while the delivery is still pending, or when the webhook is disabled.
+   * Delivers the event again (same event id, same payload), whatever the delivery's state, as Svix's resend does: the
+   * next attempt is due now (a retry waiting for its backoff is made at once) and gets the whole retry schedule
+   * again; its attempts are added to the log. Never a second attempt at once: an attempt in flight is the one made
+   * now (WebhookQueue.attemptNow). 409 when the webhook is disabled.
    */
   async replay(accountId: string, webhookId: string, deliveryId: string): Promise<DeliveryWithAttempts> {
     const webhook = await this.get(accountId, webhookId);
     const delivery = await this.deliveries.findOneBy({ id: deliveryId, webhookId, accountId });
     if (!delivery) throw AppException.notFound('Delivery', deliveryId);
     if (!webhook.enabled) throw new AppException(ErrorCode.Conflict, 'The webhook is disabled: enable it before replaying a delivery');
-    // TypeORM's query() answers an UPDATE … RETURNING as [rows, count].
+    // TypeORM's query() answers an UPDATE … RETURNING as [rows, count]. One statement: an attempt written meanwhile
+    // is read here, so the attempt made now is the one after it.
     const [rows]: [{ attempts: number }[], number] = await this.deliveries.query(
       `UPDATE webhook_deliveries SET status = 'pending', round_first_attempt = attempts + 1, next_attempt_at = now(), updated_at = now()
-       WHERE id = $1 AND status <> 'pending' RETURNING attempts`,
+       WHERE id = $1 RETURNING attempts`,
       [deliveryId],
     );
-    if (rows.length === 0)
-      throw new AppException(ErrorCode.Conflict, 'The delivery is still in progress: replay it once it has succeeded or failed');
+    if (rows.length === 0) throw AppException.notFound('Delivery', deliveryId);
     // Read before queueing: the answer shows the replay accepted, not a race with its first attempt.
     const [replayed] = await this.withAttempts([await this.deliveries.findOneByOrFail({ id: deliveryId })]);
     try {
-      await this.webhookQueue.add([{ deliveryId, attempt: rows[0].attempts + 1 }]);
+      await this.webhookQueue.attemptNow({ deliveryId, attempt: rows[0].attempts + 1 });
     } catch (err) {
       this.logger.warn(`Could not queue the replay of ${deliveryId}, the sweeper will: ${(err as Error).message}`);
     }

@@ -94,17 +94,21 @@ describe('bounces: only a failure of the address suppresses it', () => {
     );
 
   describe('answers to RCPT TO', () => {
-    it('bounces but does not suppress a recipient refused by policy (550 5.7.1), logs it as an error, and sends to it again', async () => {
+    it('fails but does not suppress a recipient the relay refuses (550 5.7.1), shows the provider unhealthy, logs it once', async () => {
       const to = `owner-${unique()}@example.org`;
-      sink.rejectRecipient(to, 550, '5.7.1 <' + to + '>: Relay access denied');
+      sink.rejectRecipient(to, 550, '5.7.1 <' + to + '>: Relaying denied');
       const errors = jest.spyOn(Logger.prototype, 'error');
       try {
         const { messageId } = await send(to);
-        const bounced = await waitForStatus(messageId, 'bounced');
-        expect(bounced.events).toContainEqual(
-          expect.objectContaining({ type: 'bounced', recipient: to, detail: expect.stringContaining('550 5.7.1') }),
+        const failed = await waitForStatus(messageId, 'failed');
+        expect(failed.events).toContainEqual(
+          expect.objectContaining({ type: 'failed', recipient: to, detail: expect.stringContaining('550 5.7.1') }),
         );
+        expect(failed.events.filter((e) => e.type === 'bounced')).toEqual([]);
         await refusalLogged(errors, messageId);
+        const health = await t.http.get('/health/ready');
+        expect(health.status).toBe(503);
+        expect(health.body.details.provider).toMatchObject({ status: 'down', reason: expect.stringContaining('550 5.7.1') });
         expect(await suppression(to)).toMatchObject({ suppressed: false });
         const list = (await t.http.get('/email/suppression').set(bearer(adminKey)).expect(200)).body;
         expect(JSON.stringify(list)).not.toContain(to);
@@ -119,6 +123,11 @@ describe('bounces: only a failure of the address suppresses it', () => {
       expect(next.body).not.toHaveProperty('suppressed');
       await waitForStatus(next.messageId, 'sent');
       expect(sink.messages.filter((m) => m.parsed?.subject === next.subject)).toHaveLength(1);
+      await waitFor(
+        'the provider healthy again',
+        async () => (await t.http.get('/health/ready')).body.details?.provider?.status,
+        (state) => state === 'up',
+      );
     });
 
     it.each([

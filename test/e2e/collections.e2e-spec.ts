@@ -99,6 +99,11 @@ describe('collections', () => {
     );
     const slug = await t.http.post('/collections').set(bearer(adminA)).send({ slug: 'Not OK' }).expect(400);
     expect(slug.body.error.details.fields[0].field).toBe('slug');
+    // A name the configuration file cannot hold would make the account's export fail to push back.
+    for (const name of ['Two\nlines', '   ']) {
+      const res = await t.http.post('/collections').set(bearer(adminA)).send({ slug: 'named', name }).expect(400);
+      expect(res.body.error.details.fields[0]).toMatchObject({ field: 'name', message: 'name must be one line of text, not blank' });
+    }
     await t.http.get('/collections/bad/forms/badmail').set(bearer(adminA)).expect(404);
   });
 

@@ -61,6 +61,47 @@ describe('mailroom command line (push, plan, export, bootstrap)', () => {
     expect((await mailroom(['push', output, '--dry-run'], env)).code).toBe(0);
   });
 
+  it('exports an account of several projects as YAML that plans no change when pushed back', async () => {
+    const { adminKey } = await createAccount(t, 'CLI projects');
+    const own = { ...env, MAILROOM_API_KEY: adminKey };
+    const file = join(dir, 'projects.yml');
+    await writeFile(
+      file,
+      [
+        'project: { name: Main site, slug: main }',
+        'projects:',
+        '  shop: Shop',
+        '  blog: { name: Blog }',
+        'collections:',
+        '  home: { forms: { signup: { to: team@example.org } } }',
+        '  checkout: { project: shop }',
+        '  posts: { project: blog }',
+        '  misc: { project: null }',
+        '',
+      ].join('\n'),
+    );
+    expect((await mailroom(['push', file], own)).stdout).toContain('Applied: 8 to create, 0 to update, 0 to delete.');
+
+    const exported = await mailroom(['export'], own);
+    expect(exported.code).toBe(0);
+    expect(parse(exported.stdout)).toEqual({
+      project: { name: 'Main site', slug: 'main' },
+      projects: { shop: { name: 'Shop' }, blog: { name: 'Blog' } },
+      collections: {
+        checkout: { name: 'checkout', project: 'shop' },
+        home: { name: 'home', forms: { signup: { to: 'team@example.org' } } },
+        misc: { name: 'misc', project: null },
+        posts: { name: 'posts', project: 'blog' },
+      },
+    });
+    const output = join(dir, 'projects-exported.yml');
+    await writeFile(output, exported.stdout);
+    expect(await mailroom(['plan', output, '--prune'], own)).toMatchObject({
+      code: 0,
+      stdout: 'No changes: the account matches the file.\n',
+    });
+  });
+
   it('shows a change in colour with its field before and after, and exits 2 in dry-run mode', async () => {
     const file = join(dir, 'changed.yml');
     await writeFile(file, 'domains:\n  example.com:\n    forwarding:\n      info: [someone@example.net]\n');

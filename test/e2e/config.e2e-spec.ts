@@ -204,6 +204,111 @@ describe('declarative configuration (PUT /config, GET /config)', () => {
     expect(Object.keys(exported.templates)).toHaveLength(20);
   });
 
+  describe('an account with several projects, built through the API', () => {
+    let key: string;
+    const projectIds: Record<string, string> = {};
+    const collectionsNow = async () =>
+      Object.fromEntries(
+        (await t.http.get('/collections').set(bearer(key)).expect(200)).body.collections.map(
+          (c: { slug: string; projectId: string | null }) => [c.slug, c.projectId],
+        ),
+      );
+
+    beforeAll(async () => {
+      ({ adminKey: key } = await createAccount(t, 'Several projects'));
+      for (const [slug, name] of [
+        ['alpha', 'Alpha site'],
+        ['beta', 'Beta site'],
+        ['spare', 'Spare'],
+      ]) {
+        projectIds[slug] = (await t.http.post('/projects').set(bearer(key)).send({ name, slug }).expect(201)).body.id;
+      }
+      const collection = (slug: string, projectId?: string) =>
+        t.http
+          .post('/collections')
+          .set(bearer(key))
+          .send({ slug, projectId, forms: { signup: { recipients: ['team@example.org'] } } })
+          .expect(201);
+      await collection('in-alpha', projectIds.alpha);
+      await collection('also-alpha', projectIds.alpha);
+      await collection('in-beta', projectIds.beta);
+      await collection('loose');
+      await t.http.post('/api/forms').set(bearer(key)).send({ name: 'Stand-alone', to: 'team@example.org', subject: 'Hi' }).expect(201);
+    });
+
+    it('exports every project and each collection’s project, and pushing the export back changes nothing', async () => {
+      const exported = (await t.http.get('/config').set(bearer(key)).expect(200)).body;
+      expect(exported.project).toBeUndefined();
+      expect(exported.projects).toEqual({ alpha: { name: 'Alpha site' }, beta: { name: 'Beta site' }, spare: { name: 'Spare' } });
+      expect(Object.fromEntries(Object.entries(exported.collections).map(([slug, c]: [string, any]) => [slug, c.project]))).toEqual({
+        'also-alpha': 'alpha',
+        'in-alpha': 'alpha',
+        'in-beta': 'beta',
+        loose: null,
+      });
+      for (const query of ['?dryRun=true', '?dryRun=true&prune=true']) {
+        const plan = await push(key, exported, query).expect(200);
+        expect(plan.body).toMatchObject({ changes: [], summary: { create: 0, update: 0, delete: 0 }, notInFile: [], notes: [] });
+      }
+    });
+
+    it('moves one collection to another project when the file says so, and exports it there', async () => {
+      const file = (await t.http.get('/config').set(bearer(key)).expect(200)).body;
+      file.collections.loose.project = 'beta';
+      const applied = await push(key, file).expect(200);
+      expect(applied.body.changes).toEqual([
+        { action: 'update', kind: 'collection', path: 'collections.loose', changes: [{ field: 'project', before: null, after: 'beta' }] },
+      ]);
+      expect(applied.body.summary).toEqual({ create: 0, update: 1, delete: 0 });
+      expect((await collectionsNow()).loose).toBe(projectIds.beta);
+      expect((await t.http.get('/config').set(bearer(key)).expect(200)).body.collections.loose.project).toBe('beta');
+      expect((await push(key, file, '?dryRun=true').expect(200)).body.changes).toEqual([]);
+    });
+
+    it('creates a project the file lists and never prunes one a collection is still in', async () => {
+      const file = {
+        projects: { gamma: { name: 'Gamma' } },
+        collections: { 'in-alpha': { project: 'gamma', forms: { signup: { to: 'team@example.org' } } }, 'also-alpha': {} },
+      };
+      const plan = await push(key, file, '?dryRun=true&prune=true').expect(200);
+      expect(plan.body.changes.map((c: Change) => [c.action, c.path])).toEqual([
+        ['create', 'projects.gamma'],
+        ['update', 'collections.in-alpha'],
+        ['delete', 'projects.beta'],
+        ['delete', 'projects.spare'],
+        ['delete', 'collections.also-alpha.forms.signup'],
+        ['delete', 'collections.in-beta'],
+        ['delete', 'collections.loose'],
+      ]);
+      expect(plan.body.notes).toEqual([expect.stringMatching(/^projects\.alpha is not in the file but is kept: collections also-alpha/)]);
+
+      const applied = await push(key, { projects: file.projects, collections: { 'in-alpha': { project: 'gamma' } } }).expect(200);
+      expect(applied.body.summary).toEqual({ create: 1, update: 1, delete: 0 });
+      const projects = (await t.http.get('/projects').set(bearer(key)).expect(200)).body.projects;
+      const gamma = projects.find((p: { slug: string }) => p.slug === 'gamma');
+      expect(gamma).toMatchObject({ name: 'Gamma' });
+      expect((await collectionsNow())['in-alpha']).toBe(gamma.id);
+    });
+
+    it('refuses through the API a project name the file could not hold (blank, several lines)', async () => {
+      for (const name of ['   ', 'Two\nlines']) {
+        const res = await t.http.post('/projects').set(bearer(key)).send({ name, slug: 'odd' }).expect(400);
+        expect(res.body.error.details.fields).toEqual([{ field: 'name', message: 'name must be one line of text, not blank' }]);
+      }
+    });
+
+    it('refuses a collection naming a project neither the file nor the account has, by its path', async () => {
+      const before = (await t.http.get('/config').set(bearer(key)).expect(200)).body;
+      const res = await push(key, { collections: { loose: { project: 'nowhere' }, 'in-beta': { project: 'Not a slug' } } }).expect(400);
+      expect(res.body.error.code).toBe('VALIDATION_FAILED');
+      expect(res.body.error.details.fields).toEqual([
+        { field: 'collections.in-beta.project', message: expect.stringContaining('must be') },
+        { field: 'collections.loose.project', message: 'no project nowhere in the file (project, projects) or the account' },
+      ]);
+      expect((await t.http.get('/config').set(bearer(key)).expect(200)).body).toEqual(before);
+    });
+  });
+
   it('is for admin keys holding every write permission it needs', async () => {
     const { key: usage } = await createKey(t, admin, { keyType: 'usage' });
     await push(usage, example).expect(403);

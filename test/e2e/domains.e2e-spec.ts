@@ -7,6 +7,7 @@ import { DomainsService } from '../../src/domains/domains.service';
 import { startDnsServer, TestDnsServer } from '../support/dns-server';
 import { bearer, createAccount, createKey } from '../support/factories';
 import { createTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait-for';
 
 type Rec = { purpose: string; name: string; value: string };
 const recordOf = (body: { dnsRecords: Rec[] }, purpose: string): Rec => body.dnsRecords.find((r) => r.purpose === purpose)!;
@@ -314,6 +315,50 @@ describe('domains', () => {
     expect(body.components.schemas.FormSettingsDto.properties.spam_protection).toBeDefined();
   });
 
+  it('lets forms take posts from a domain as soon as it is verified and refuses them once it is deleted, on every instance', async () => {
+    const second = await createTestApp({ shareWith: t });
+    try {
+      const domain = await addDomain(adminA, 'posting.test');
+      const form = await t.http
+        .post('/api/forms')
+        .set(bearer(adminA))
+        .send({ name: 'Contact', to: 'owner@example.org', rateLimit: 1000 })
+        .expect(201);
+      const post = (app: TestApp) =>
+        app.http
+          .post(`/f/${form.body.id}`)
+          .set({ Accept: 'application/json', Origin: 'https://www.posting.test' })
+          .send({ email: 'ann@example.org', message: 'hello' });
+      // Both instances have now looked the account's verified domains up (none) and keep the answer for 10 s.
+      for (const app of [t, second]) {
+        const refused = await post(app);
+        expect([refused.status, refused.body.error?.code]).toEqual([403, 'ORIGIN_NOT_ALLOWED']);
+      }
+
+      publishToken(domain);
+      await verifyDomain(adminA, 'posting.test').expect(200);
+      expect((await post(t)).status).toBe(200);
+      // The other instance is told over Redis: well within a second, not when its 10 s cache expires.
+      await waitFor(
+        'a post to the second instance accepted',
+        async () => (await post(second)).status,
+        (status) => status === 200,
+        2000,
+      );
+
+      await t.http.delete('/domains/posting.test').set(bearer(adminA)).expect(200);
+      const refused = await post(t);
+      expect([refused.status, refused.body.error?.code]).toEqual([403, 'ORIGIN_NOT_ALLOWED']);
+      await waitFor(
+        'a post to the second instance refused',
+        async () => (await post(second)).status,
+        (status) => status === 403,
+        2000,
+      );
+    } finally {
+      await second.close();
+    }
+  });
   describe('access', () => {
     const routes: { method: 'get' | 'post' | 'put' | 'delete'; path: string; body?: Record<string, unknown> }[] = [
       { method: 'get', path: '/domains' },

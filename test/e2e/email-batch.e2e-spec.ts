@@ -58,7 +58,7 @@ describe('POST /email/batch', () => {
     const recipients = [
       { email: 'ada@example.org', name: 'Ada', variables: { plan: 'Pro' } },
       { email: 'grace@example.org', name: 'Grace', variables: { plan: 'Team' } },
-      { email: 'linus@example.org', variables: { plan: 'Free', name: 'ignored' } },
+      { email: 'linus@example.org', variables: { plan: 'Free' } },
     ];
     const res = await batch({ template: tag, recipients, metadata: { campaign: tag } }).expect(200);
     expect(res.body).toEqual({
@@ -71,7 +71,7 @@ describe('POST /email/batch', () => {
     const expected = [
       { subject: `${tag} Ada`, text: 'Hi Ada, your plan is Pro.', html: '<p>Pro for ada@example.org</p>' },
       { subject: `${tag} Grace`, text: 'Hi Grace, your plan is Team.', html: '<p>Team for grace@example.org</p>' },
-      // No name given: {{name}} is the recipient's (empty), not a variable of the same name.
+      // No name given, neither beside the address nor in its variables: {{name}} is empty.
       { subject: tag, text: 'Hi , your plan is Free.', html: '<p>Free for linus@example.org</p>' },
     ];
     const mails = await Promise.all(expected.map(({ subject }) => sink.waitFor((m) => m.parsed?.subject === subject)));
@@ -93,6 +93,33 @@ describe('POST /email/batch', () => {
       expect(status.status).toBe('sent');
       expect(status.events.map((e) => e.type).slice(0, 2)).toEqual(['queued', 'sent']);
     }
+  });
+
+  it("keeps a name the recipient's variables give (the spec's batch shape): no top-level name does not blank it", async () => {
+    const tag = `news-${randomBytes(4).toString('hex')}`;
+    await t.http
+      .post('/email/templates')
+      .set(bearer(adminKey))
+      .send({ name: tag, subject: 'News for {{name}}', text: `Dear {{name}}, ${tag}` })
+      .expect(201);
+    const res = await batch({
+      template: tag,
+      recipients: [
+        { email: 'ann@example.org', variables: { name: 'Ann' } },
+        { email: 'bob@example.org', name: 'Robert', variables: { name: 'Bob' } },
+        { email: 'cy@example.org', name: 'Cy', variables: {} },
+      ],
+    }).expect(200);
+    expect(res.body.data.map((d: { status: string }) => d.status)).toEqual(['queued', 'queued', 'queued']);
+    const received = (address: string) => sink.waitFor((m) => m.envelope.rcptTo.includes(address) && (m.parsed?.text ?? '').includes(tag));
+    const [ann, bob, cy] = await Promise.all(['ann@example.org', 'bob@example.org', 'cy@example.org'].map(received));
+    expect(ann.parsed!.subject).toBe('News for Ann');
+    expect(ann.parsed!.text).toContain(`Dear Ann, ${tag}`);
+    // The recipient's own variables win over its top-level name; the top-level name fills in what they leave out.
+    expect(bob.parsed!.subject).toBe('News for Bob');
+    expect(bob.parsed!.text).toContain(`Dear Bob, ${tag}`);
+    expect(cy.parsed!.subject).toBe('News for Cy');
+    expect(cy.parsed!.text).toContain(`Dear Cy, ${tag}`);
   });
 
   it('renders inline subject, html and text as templates', async () => {
@@ -201,10 +228,10 @@ describe('POST /email/batch', () => {
     const trackedMail = await sink.waitFor((m) => m.parsed?.subject === `tracked ${tag}`);
     const url = /\[(\S*)\]/.exec(trackedMail.parsed!.text ?? '')?.[1] ?? '';
     expect(url).toMatch(/^http:\/\/mailroom\.test\/u\//);
-    expect(t.app.get(TrackingTokens).verify('u', url.slice('http://mailroom.test/u/'.length))).toEqual({
-      kind: 'u',
-      messageId: tracked.body.messageId,
-    });
+    // Delivery gives the recipient's copy a link naming that recipient (issue 35).
+    const target = t.app.get(TrackingTokens).verify('u', url.slice('http://mailroom.test/u/'.length));
+    expect(target).toEqual({ kind: 'u', messageId: tracked.body.messageId, recipient: expect.any(String) });
+    expect(t.app.get(TrackingTokens).recipientOf(tracked.body.messageId, target!.recipient!, ['ada@example.org'])).toBe('ada@example.org');
     const plainMail = await sink.waitFor((m) => m.parsed?.subject === `plain ${tag}`);
     expect(plainMail.parsed!.text).toContain('Leave: []');
   });

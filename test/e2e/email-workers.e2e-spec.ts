@@ -1,8 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import { getQueueToken } from '@nestjs/bull';
+import type { Queue } from 'bull';
+import { DataSource } from 'typeorm';
+import { EmailSweeper } from '../../src/email/email.sweeper';
+import { QueueName } from '../../src/queue/queue.constants';
 import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount } from '../support/factories';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait-for';
 
 // APP_ROLE split and the shared pacer: an API-only instance queues, worker instances deliver, and two
 // workers together stay under SMTP_MAX_RATE recipients a second.
@@ -108,6 +114,60 @@ describe('email workers', () => {
     expect(types.filter((t) => t === 'deferred')).toHaveLength(attempts - 1);
     expect(types[types.length - 1]).toBe('failed');
     expect(status.events[status.events.length - 1].detail).toContain(`after ${attempts} attempts`);
+    expect(sink.messages.some((m) => m.parsed?.subject === subject)).toBe(false);
+  });
+
+  it('keeps the attempts and the next attempt time of a deferred message whose job the sweeper re-adds', async () => {
+    const attempts = 29;
+    sink.failNext(attempts, 451);
+    const subject = `job lost ${randomBytes(4).toString('hex')}`;
+    const id: string = (await send(subject)).body.messageId;
+    const queue = workers[0].app.get<Queue>(getQueueToken(QueueName.Email));
+    const row = async () =>
+      (await api.app.get(DataSource).query('SELECT status, attempts, next_attempt_at FROM messages WHERE id = $1', [id]))[0] as {
+        status: string;
+        attempts: number;
+        next_attempt_at: Date | null;
+      };
+
+    // Deferred 6 times, its 7th attempt 360 ms away (the hourly step of the shrunk schedule): Redis loses its job.
+    let lostAfter: { attempts: number; next_attempt_at: Date | null } | undefined;
+    while (!lostAfter) {
+      const { message } = await waitFor(
+        `${id} deferred 6 times, its job waiting`,
+        async () => ({ message: await row(), state: await (await queue.getJob(id))?.getState() }),
+        ({ message, state }) => message.status === 'deferred' && message.attempts >= 6 && state === 'delayed',
+      );
+      // Taken between the read and the removal, the job is left to run: the next delay is tried.
+      const removed = await (
+        await queue.getJob(id)
+      )
+        ?.remove()
+        .then(() => true)
+        .catch(() => false);
+      if (removed && (await row()).attempts === message.attempts) lostAfter = message;
+    }
+    expect(await queue.getJob(id)).toBeNull();
+    const nextAttemptAt = new Date(lostAfter.next_attempt_at!);
+
+    await workers[0].app.get(EmailSweeper).sweep(new Date());
+    const job = await queue.getJob(id);
+    // Its job waits until the attempt it was due for, with the attempts it has left of the 29.
+    expect(Math.abs(job!.timestamp + (job!.opts.delay ?? 0) - nextAttemptAt.getTime())).toBeLessThan(25);
+    expect(job!.opts.attempts).toBe(attempts - lostAfter.attempts);
+
+    let status: { status: string; events: { type: string; timestamp: string; detail?: string }[] } = { status: 'deferred', events: [] };
+    for (let i = 0; i < 300 && status.status !== 'failed'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = (await api.http.get(`/email/status/${id}`).set(bearer(adminKey)).expect(200)).body;
+    }
+    // The attempt after the loss came no sooner than it was due; the message failed after 29 attempts in all.
+    const deferred = status.events.filter((e) => e.type === 'deferred');
+    expect(Date.parse(deferred[lostAfter.attempts].timestamp)).toBeGreaterThanOrEqual(nextAttemptAt.getTime() - 5);
+    expect(status.status).toBe('failed');
+    expect(deferred).toHaveLength(attempts - 1);
+    expect(status.events[status.events.length - 1].detail).toContain(`after ${attempts} attempts`);
+    expect(await row()).toMatchObject({ status: 'failed', attempts, next_attempt_at: null });
     expect(sink.messages.some((m) => m.parsed?.subject === subject)).toBe(false);
   });
 });

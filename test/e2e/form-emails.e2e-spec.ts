@@ -215,7 +215,7 @@ describe('form emails', () => {
         .send({ message: marker, ...controls })
         .expect(200);
 
-      await t.http.get(link).expect(200);
+      await t.http.post(link).expect(200);
       const mail = await sink.waitFor((m) => to(owner)(m) && textOf(m).includes(marker));
       expectAsPosted(mail);
     });

@@ -131,6 +131,47 @@ describe('form submissions', () => {
       expect(outbox).toMatchObject({ type: 'form.submission', payload: { formId, fields: { email: 'ada@example.org' } } });
     });
 
+    it('keeps fields named constructor and toString as posted (and __proto__ a control field) in the submission, email and CSV', async () => {
+      const formId = await createForm({ subject: 'Prototype names' });
+      const marker = unique();
+      // Raw JSON: an object literal's `__proto__: 'z'` would set a prototype instead of sending a field.
+      const posted = await t.http
+        .post(`/f/${formId}`)
+        .set({ ...json, Origin: site, 'Content-Type': 'application/json' })
+        .send(`{"constructor":"x","toString":"y","__proto__":"z","name":"Ann","message":"${marker}"}`)
+        .expect(200);
+      const multipartMarker = unique();
+      const multipart = await t.http
+        .post(`/f/${formId}`)
+        .set({ ...json, Origin: site })
+        .field('constructor', 'x2')
+        .field('toString', 'y2')
+        .field('__proto__', 'z2')
+        .field('message', multipartMarker);
+      expect(multipart.status).toBe(200);
+
+      const page = await t.http.get(`/api/forms/${formId}/submissions`).set(bearer(admin.adminKey)).expect(200);
+      const stored = (id: string) => page.body.submissions.find((s: { id: string }) => s.id === id).fields;
+      // `__proto__` starts with `_`: a control field (D-25), never stored or mailed, like `_gotcha`.
+      expect(stored(posted.body.submissionId)).toEqual({ constructor: 'x', toString: 'y', name: 'Ann', message: marker });
+      expect(stored(multipart.body.submissionId)).toEqual({ constructor: 'x2', toString: 'y2', message: multipartMarker });
+
+      for (const [mark, values] of [
+        [marker, ['constructor: x', 'toString: y', 'name: Ann']],
+        [multipartMarker, ['constructor: x2', 'toString: y2']],
+      ] as const) {
+        const mail = await sink.waitFor(mailWith(mark));
+        for (const line of values) expect(mail.parsed!.text).toContain(line);
+        expect(mail.parsed!.text).not.toContain('function');
+        expect(mail.parsed!.text).not.toContain('__proto__');
+        expect(String(mail.parsed!.html)).not.toContain('function Object');
+      }
+
+      const csv = await t.http.get(`/api/forms/${formId}/submissions?format=csv`).set(bearer(admin.adminKey)).expect(200);
+      expect(csv.text).not.toContain('function');
+      expect(csv.text).toContain(',x,y,Ann,');
+    });
+
     it('sends a browser post on with 303 to the form’s redirect URL, or to _redirect on the same site', async () => {
       const marker = unique();
       const res = await t.http

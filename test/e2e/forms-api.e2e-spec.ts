@@ -169,7 +169,10 @@ describe('forms API and instant forms', () => {
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(sink.messages.filter(mailTo(owner, marker))).toEqual([]);
 
-      const page = await t.http.get(link).expect(200);
+      // Opening the link shows the button; pressing it (a form post to the same URL) confirms.
+      const opened = await t.http.get(link).expect(200);
+      expect(opened.text).toContain('<form method="post">');
+      const page = await t.http.post(link).set('Accept', 'text/html').expect(200);
       expect(page.headers['content-type']).toMatch(/^text\/html/);
       expect(page.text).toContain('Form confirmed');
       const delivered = await sink.waitFor(mailTo(owner, marker));
@@ -186,6 +189,7 @@ describe('forms API and instant forms', () => {
         .send({ message: next })
         .expect(200);
       await sink.waitFor(mailTo(owner, next));
+      expect((await t.http.post(link).expect(200)).text).toContain('Already confirmed');
       expect((await t.http.get(link).expect(200)).text).toContain('Already confirmed');
       expect(sink.messages.filter(mailTo(owner, marker))).toHaveLength(1);
       expect((await t.http.get('/instant/forms/confirm/not-a-token').set('Accept', 'text/html').expect(404)).text).toContain('not known');

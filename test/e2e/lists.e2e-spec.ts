@@ -318,6 +318,8 @@ describe('mailing lists', () => {
         failed: 0,
         refused: 0,
         stoppedReason: null,
+        attempts: 1,
+        lastError: null,
         createdAt: expect.any(String),
         completedAt: expect.any(String),
       });

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { createVerifiedDomain } from '../support/email-fixtures';
@@ -20,6 +22,55 @@ interface HookBody {
   machine?: boolean;
   detail?: string | null;
   metadata?: Record<string, string>;
+  attempts?: number;
+  nextAttemptAt?: string | null;
+  timestamp?: string;
+}
+
+interface DeliveryLog {
+  id: string;
+  status: string;
+  nextAttemptAt: string | null;
+  attempts: { attempt: number; statusCode: number | null; startedAt: string }[];
+  payload: HookBody;
+}
+
+/** An endpoint that answers `status`, holding each answer while `hold` is set; it counts requests at once. */
+async function startHoldingReceiver(): Promise<{
+  url: string;
+  requests: HookBody[];
+  status: number;
+  hold: Promise<void> | null;
+  inFlight: number;
+  maxInFlight: number;
+  close(): Promise<void>;
+}> {
+  const state = {
+    url: '',
+    requests: [] as HookBody[],
+    status: 500,
+    hold: null as Promise<void> | null,
+    inFlight: 0,
+    maxInFlight: 0,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+  const server = createServer((req, res) => {
+    state.inFlight++;
+    state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      state.requests.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as HookBody);
+      void (state.hold ?? Promise.resolve()).then(() => {
+        state.inFlight--;
+        res.statusCode = state.status;
+        res.end(state.status === 200 ? 'thanks' : 'down');
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  return state;
 }
 
 /**
@@ -44,6 +95,8 @@ describe('message events → signed webhooks', () => {
         WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
         WEBHOOK_POLL_INTERVAL_MS: '50',
         PROVIDER_WEBHOOK_SECRET: PROVIDER_SECRET,
+        // A deferred email's retries within milliseconds (the D-20 schedule, scaled): failed after its last attempt.
+        EMAIL_RETRY_FIRST_DELAY_MS: '1',
       },
     });
     owner = await createAccount(t, 'Events');
@@ -190,5 +243,112 @@ describe('message events → signed webhooks', () => {
       .set(bearer(owner.adminKey))
       .expect(200);
     expect(check.body).toMatchObject({ suppressed: true, reason: 'complained' });
+  });
+
+  it('a deferred email fires a `deferred` webhook per retried attempt, then `failed` once its attempts are used up', async () => {
+    const path = `/outcomes-${randomBytes(4).toString('hex')}`;
+    const outcomes = await t.http
+      .post('/email/webhooks')
+      .set(bearer(owner.adminKey))
+      .send({ url: `${receiver.base}${path}`, events: ['failed', 'deferred'] })
+      .expect(201);
+    const to = `full-${randomBytes(4).toString('hex')}@example.org`;
+    sink.rejectRecipient(to, 451, '4.2.2 Mailbox full, try again later');
+    const res = await t.http
+      .post('/email/send')
+      .set(bearer(owner.adminKey))
+      .send({ from: `news@${domain}`, to, subject: 'Deferred', text: 'x', metadata: { order: '42' } })
+      .expect(200);
+    const messageId: string = res.body.messageId;
+    const at = () => receiver.received.filter((h) => h.path === path && h.body.messageId === messageId);
+
+    const failed = await waitForValue('the failed webhook', () => at().find((h) => h.body.type === 'failed'), 45_000);
+    expect(() => new Webhook(outcomes.body.secret).verify(failed.raw, failed.headers as Record<string, string>)).not.toThrow();
+    const attempts = 29; // 1 + the D-20 retries within 24 h
+    expect(failed.body).toMatchObject({
+      type: 'failed',
+      messageId,
+      recipient: to,
+      metadata: { order: '42' },
+      attempts,
+      detail: expect.stringContaining(`gave up after ${attempts} attempts`),
+      timestamp: expect.any(String),
+    });
+    expect(failed.body.detail).toContain('451');
+    const deferred = await waitForValue('a deferred webhook per retried attempt', () => {
+      const list = at().filter((h) => h.body.type === 'deferred');
+      return list.length === attempts - 1 && list;
+    });
+    expect(deferred.map((h) => h.body.attempts).sort((a, b) => a! - b!)).toEqual(Array.from({ length: attempts - 1 }, (_, i) => i + 1));
+    for (const h of deferred) {
+      expect(h.body).toMatchObject({
+        messageId,
+        recipient: to,
+        metadata: { order: '42' },
+        detail: expect.stringContaining('451 4.2.2'),
+        nextAttemptAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      });
+      expect(Date.parse(h.body.nextAttemptAt!)).toBeGreaterThanOrEqual(Date.parse(h.body.timestamp!));
+    }
+    expect(failed.body).not.toHaveProperty('nextAttemptAt');
+    // Only the subscribed types: the first webhook (sent, delivered, …) got none of these.
+    expect(receiver.received.filter((h) => h.path === '/hooks' && h.body.messageId === messageId)).toEqual([]);
+    sink.clearRejections();
+  });
+
+  describe('replay', () => {
+    it('makes a retry waiting for its backoff at once, one request at a time, and the delivery succeeds', async () => {
+      const endpoint = await startHoldingReceiver();
+      try {
+        const registered = await t.http
+          .post('/email/webhooks')
+          .set(bearer(owner.adminKey))
+          .send({ url: endpoint.url, events: ['sent'] })
+          .expect(201);
+        const webhookId: string = registered.body.id;
+        const deliveries = async (): Promise<DeliveryLog[]> =>
+          (await t.http.get(`/email/webhooks/${webhookId}/deliveries`).set(bearer(owner.adminKey)).expect(200)).body.deliveries;
+        const replay = (id: string) => t.http.post(`/email/webhooks/${webhookId}/deliveries/${id}/replay`).set(bearer(owner.adminKey));
+
+        const { messageId } = await sendTracked(`replayed-${randomBytes(4).toString('hex')}@example.org`);
+        // The default schedule: a retry after about 5 s, then one after about 5 min.
+        const waiting = await waitForValue('two failed attempts and a retry in 5 min', async () => {
+          const [delivery] = await deliveries();
+          return delivery?.status === 'pending' && delivery.attempts.length === 2 && delivery;
+        });
+        expect(waiting.payload.messageId).toBe(messageId);
+        const backoffEnds = Date.parse(waiting.nextAttemptAt!);
+
+        // The endpoint is fixed; its answer to the replayed attempt is held, and more replays come meanwhile.
+        endpoint.status = 200;
+        let release = () => {};
+        endpoint.hold = new Promise<void>((resolve) => (release = resolve));
+        const replayed = await replay(waiting.id).expect(202);
+        expect(replayed.body).toMatchObject({ id: waiting.id, status: 'pending', attempts: waiting.attempts });
+        await waitForValue('the replayed attempt', () => endpoint.requests.length === 3);
+        const during = await Promise.all([replay(waiting.id), replay(waiting.id)]);
+        expect(during.map((r) => r.status)).toEqual([202, 202]);
+        release();
+        endpoint.hold = null;
+
+        const succeeded = await waitForValue('the delivery to succeed', async () => {
+          const [delivery] = await deliveries();
+          return delivery?.status === 'succeeded' && delivery;
+        });
+        expect(succeeded.attempts.map((a) => [a.attempt, a.statusCode])).toEqual([
+          [1, 500],
+          [2, 500],
+          [3, 200],
+        ]);
+        // Made by the replay, not by the retry the backoff had scheduled.
+        expect(Date.parse(succeeded.attempts[2].startedAt)).toBeLessThan(backoffEnds);
+        // The replays during the attempt in flight started no second one.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        expect(endpoint.requests.filter((body) => body.messageId === messageId)).toHaveLength(3);
+        expect(endpoint.maxInFlight).toBe(1);
+      } finally {
+        await endpoint.close();
+      }
+    });
   });
 });

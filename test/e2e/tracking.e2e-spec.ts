@@ -139,6 +139,14 @@ describe('tracking', () => {
       expect(signed).toEqual(expect.arrayContaining(['list-unsubscribe', 'list-unsubscribe-post']));
     });
 
+    it('offers no unsubscribe because opens and clicks are tracked (a receipt is not a newsletter)', async () => {
+      const { mail } = await deliver({ html: HTML, tracking: { opens: true, clicks: true } });
+      expect(mail.parsed!.html).toContain(`${PUBLIC_URL}/t/o/`);
+      expect(hrefs(mail.parsed!.html as string)[0]).toMatch(new RegExp(`^${PUBLIC_URL}/t/c/`));
+      expect(header(mail, 'List-Unsubscribe')).toBeUndefined();
+      expect(header(mail, 'List-Unsubscribe-Post')).toBeUndefined();
+    });
+
     it('is left as written without tracking, and keeps the sender’s own List-Unsubscribe', async () => {
       const plain = await deliver({ html: HTML });
       expect((plain.mail.parsed!.html as string).trimEnd()).toBe(HTML);
@@ -378,39 +386,97 @@ describe('tracking', () => {
         .expect(404);
     });
 
-    it('asks which address of a message to several: one-click without it is 400, the page’s field picks one', async () => {
-      const { messageId, mail } = await deliver({
-        to: ['first.of.two@example.org', 'Second <second.of.two@example.org>'],
-        html: HTML,
-        tracking: ALL,
+    it('gives each recipient of a message to several its own copy and link: one-click unsubscribes that recipient only', async () => {
+      const subject = `to three ${unique()}`;
+      const res = await t.http
+        .post('/email/send')
+        .set(bearer(adminKey))
+        .send({
+          from: `news@${domain}`,
+          to: ['first.of.two@example.org', 'Second <second.of.two@example.org>'],
+          bcc: ['hidden.one@example.org'],
+          subject,
+          html: HTML,
+          tracking: { unsubscribe: true },
+        })
+        .expect(200);
+      const messageId: string = res.body.messageId;
+      const copyOf = (address: string) => sink.waitFor((m) => m.parsed?.subject === subject && m.envelope.rcptTo.includes(address));
+      const [first, second, hidden] = await Promise.all([
+        copyOf('first.of.two@example.org'),
+        copyOf('second.of.two@example.org'),
+        copyOf('hidden.one@example.org'),
+      ]);
+      await waitForEvents(messageId, (events) => events.some((e) => e.type === 'sent'));
+      // One transaction each, the same email: one Message-ID, the bcc not shown.
+      for (const mail of [first, second, hidden]) expect(mail.envelope.rcptTo).toHaveLength(1);
+      expect(new Set([first, second, hidden].map((m) => m.parsed!.messageId)).size).toBe(1);
+      expect(header(hidden, 'Bcc')).toBeUndefined();
+      const paths = [first, second, hidden].map(unsubscribePath);
+      expect(new Set(paths).size).toBe(3);
+
+      // Each link's page names its own recipient and asks for nothing.
+      const page = await t.http.get(paths[1]).set('Accept', 'text/html').expect(200);
+      expect(page.text).toContain('second.of.two@example.org');
+      expect(page.text).not.toContain('name="email"');
+
+      // RFC 8058: the POST carries no address; an `email` in it is not read (nobody unsubscribes a co-recipient).
+      await t.http
+        .post(paths[0])
+        .type('form')
+        .send('List-Unsubscribe=One-Click')
+        .expect(200, { success: true, email: 'first.of.two@example.org' });
+      await t.http.post(paths[2]).type('form').send({ email: 'second.of.two@example.org' }).expect(200, {
+        success: true,
+        email: 'hidden.one@example.org',
       });
-      const path = unsubscribePath(mail);
+      expect(await suppressionOf('first.of.two@example.org')).toMatchObject({ suppressed: true, reason: 'unsubscribed' });
+      expect((await suppressionOf('second.of.two@example.org')).suppressed).toBe(false);
+      expect((await suppressionOf('hidden.one@example.org')).suppressed).toBe(true);
+      const events = (await statusOf(messageId)).filter((e) => e.type === 'unsubscribed');
+      expect(events.map((e) => e.recipient).sort()).toEqual(['first.of.two@example.org', 'hidden.one@example.org']);
+    });
+
+    it('a link naming no recipient (older mail) asks for the address and answers the same whether or not it was a recipient', async () => {
+      const { messageId } = await deliver({
+        to: ['old.first@example.org', 'old.second@example.org'],
+        bcc: ['old.hidden@example.org'],
+        html: HTML,
+        tracking: { unsubscribe: true },
+      });
+      const path = `/u/${tokens().token({ kind: 'u', messageId })}`;
 
       const page = await t.http.get(path).set('Accept', 'text/html').expect(200);
       expect(page.text).toContain('name="email"');
-      expect(page.text).not.toContain('first.of.two@example.org');
-
+      expect(page.text).not.toContain('old.first@example.org');
       const refused = await t.http.post(path).type('form').send('List-Unsubscribe=One-Click').expect(400);
       expect(refused.body.error).toMatchObject({
         code: 'VALIDATION_FAILED',
         details: { fields: [{ field: 'email', message: expect.any(String) }] },
       });
-      await t.http.post(path).type('form').send({ email: 'stranger@example.org' }).expect(400);
 
-      await t.http
-        .post(path)
-        .type('form')
-        .send({ email: 'Second.Of.Two@example.org' })
-        .expect(200, { success: true, email: 'second.of.two@example.org' });
-      expect((await suppressionOf('second.of.two@example.org')).suppressed).toBe(true);
-      expect((await suppressionOf('first.of.two@example.org')).suppressed).toBe(false);
-      const events = await statusOf(messageId);
-      expect(events.filter((e) => e.type === 'unsubscribed').map((e) => e.recipient)).toEqual(['second.of.two@example.org']);
+      // A stranger and the hidden recipient get the same answer, as JSON and as a page: no telling who got the email.
+      const stranger = await t.http.post(path).type('form').send({ email: 'stranger@example.org' }).expect(200);
+      const recipient = await t.http.post(path).type('form').send({ email: 'Old.Hidden@example.org' }).expect(200);
+      expect(stranger.body).toEqual({ success: true, email: 'stranger@example.org' });
+      expect(recipient.body).toEqual({ success: true, email: 'old.hidden@example.org' });
+      const pageFor = async (email: string) =>
+        (await t.http.post(path).type('form').set('Accept', 'text/html').send({ email }).expect(200)).text.replace(email, '<address>');
+      expect(await pageFor('other.stranger@example.org')).toBe(await pageFor('old.second@example.org'));
+
+      // Only recipients were unsubscribed.
+      expect((await suppressionOf('stranger@example.org')).suppressed).toBe(false);
+      expect((await suppressionOf('other.stranger@example.org')).suppressed).toBe(false);
+      expect((await suppressionOf('old.hidden@example.org')).suppressed).toBe(true);
+      expect((await suppressionOf('old.second@example.org')).suppressed).toBe(true);
+      expect((await suppressionOf('old.first@example.org')).suppressed).toBe(false);
+      const events = (await statusOf(messageId)).filter((e) => e.type === 'unsubscribed');
+      expect(events.map((e) => e.recipient).sort()).toEqual(['old.hidden@example.org', 'old.second@example.org']);
     });
   });
 
   describe('a list send', () => {
-    it('carries the one-click headers; its unsubscribe link is not rewritten, and unsubscribing marks the subscriber', async () => {
+    it('carries the one-click headers; its link is not rewritten; unsubscribing leaves the list only, not other mail', async () => {
       const list = await t.http
         .post('/email/lists')
         .set(bearer(adminKey))
@@ -443,14 +509,64 @@ describe('tracking', () => {
       expect(news).toMatch(new RegExp(`^${PUBLIC_URL}/t/c/`));
       expect(unsubscribe).toBe(unsubscribeUrl);
 
+      const page = await t.http.get(pathOf(unsubscribeUrl)).set('Accept', 'text/html').expect(200);
+      expect(page.text).toContain(`the mailing list <strong>${list.body.name}</strong>`);
       await t.http
         .post(pathOf(unsubscribeUrl))
         .type('form')
         .send('List-Unsubscribe=One-Click')
         .expect(200, { success: true, email: 'listener@example.org' });
+      const done = await t.http.post(pathOf(unsubscribeUrl)).type('form').set('Accept', 'text/html').send('').expect(200);
+      expect(done.text).toContain(`no more mail from the mailing list <strong>${list.body.name}</strong>`);
       const subscribers = await t.http.get(`/email/lists/${listId}/subscribers`).set(bearer(adminKey)).expect(200);
       expect(subscribers.body.subscribers).toEqual([expect.objectContaining({ email: 'listener@example.org', status: 'unsubscribed' })]);
-      expect((await suppressionOf('listener@example.org')).reason).toBe('unsubscribed');
+      const messageId = (await t.app.get(DataSource).query('SELECT id FROM messages WHERE subject = $1', [subject]))[0].id;
+      const events = await waitForEvents(messageId, (all) => all.some((e) => e.type === 'unsubscribed'));
+      expect(events.filter((e) => e.type === 'unsubscribed')).toEqual([
+        { type: 'unsubscribed', timestamp: expect.any(String), recipient: 'listener@example.org' },
+      ]);
+
+      // Not suppressed: the account's other mail (a receipt, a password reset) still reaches the address.
+      expect((await suppressionOf('listener@example.org')).suppressed).toBe(false);
+      const later = await deliver({ to: 'listener@example.org', text: 'Your receipt' });
+      expect(later.mail.envelope.rcptTo).toEqual(['listener@example.org']);
+    });
+  });
+
+  describe('a batch send', () => {
+    it('carries the one-click headers, each message its own link, unless it says unsubscribe: false', async () => {
+      const subject = `batch ${unique()}`;
+      const batch = (tracking?: object) =>
+        t.http
+          .post('/email/batch')
+          .set(bearer(adminKey))
+          .send({
+            from: `news@${domain}`,
+            subject: `${subject} {{name}}`,
+            text: 'Hi {{name}}',
+            recipients: [
+              { email: 'batch.one@example.org', name: tracking ? 'off' : 'one' },
+              { email: 'batch.two@example.org', name: tracking ? 'off2' : 'two' },
+            ],
+            ...(tracking ? { tracking } : {}),
+          })
+          .expect(200);
+      await batch();
+      await batch({ opens: true, unsubscribe: false });
+      const [one, two, off] = await Promise.all(
+        ['one', 'two', 'off'].map((name) => sink.waitFor((m) => m.parsed?.subject === `${subject} ${name}`)),
+      );
+      expect(header(one, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
+      expect(unsubscribePathOf(one)).not.toBe(unsubscribePathOf(two));
+      expect(header(off, 'List-Unsubscribe')).toBeUndefined();
+
+      await t.http
+        .post(unsubscribePathOf(two))
+        .type('form')
+        .send('List-Unsubscribe=One-Click')
+        .expect(200, { success: true, email: 'batch.two@example.org' });
+      expect(await suppressionOf('batch.two@example.org')).toMatchObject({ suppressed: true, reason: 'unsubscribed' });
+      expect((await suppressionOf('batch.one@example.org')).suppressed).toBe(false);
     });
   });
 
@@ -462,6 +578,7 @@ describe('tracking', () => {
     expect(body.paths['/t/c/{token}'].get.responses).toHaveProperty('302');
   });
 
+  const unsubscribePathOf = (mail: ReceivedMail) => pathOf(/^<(.+)>$/.exec(header(mail, 'List-Unsubscribe')!)![1]);
   const suppressionOf = async (email: string) =>
     (await t.http.get('/email/suppression/check').query({ email }).set(bearer(adminKey)).expect(200)).body;
   const tokens = () => t.app.get(TrackingTokens);

@@ -431,5 +431,28 @@ describe('webhooks', () => {
       expect(() => new Webhook(rotated.body.secret).verify(delivered.raw, headers)).not.toThrow();
       await t.http.delete(`/email/webhooks/${hook.id}`).set(bearer(owner.adminKey)).expect(200);
     });
+
+    it('rotates one at a time: of two concurrent rotations, each returned secret signs the next delivery', async () => {
+      // Several webhooks, each rotated twice at once: without the row lock both calls retire the same secret.
+      const paths = [0, 1, 2].map((i) => `/rotated-twice-${i}-${unique()}`);
+      const hooks = await Promise.all(paths.map((path) => register({ url: `${base}${path}`, events: ['sent'] })));
+      const rotate = (id: string) => t.http.post(`/email/webhooks/${id}/rotate-secret`).set(bearer(owner.adminKey)).expect(200);
+      const rotations = await Promise.all(hooks.map((hook) => Promise.all([rotate(hook.id), rotate(hook.id)])));
+
+      const messageId = await send();
+      for (const [i, hook] of hooks.entries()) {
+        const [first, second] = rotations[i].map((res) => res.body.secret as string);
+        expect(first).not.toBe(second);
+        const delivered = await hookFor(paths[i], messageId);
+        const headers = delivered.headers as Record<string, string>;
+        // The rotation that committed last signs, and the one before it for 24 h: both returned secrets verify.
+        expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
+        expect(() => new Webhook(first).verify(delivered.raw, headers)).not.toThrow();
+        expect(() => new Webhook(second).verify(delivered.raw, headers)).not.toThrow();
+        // The registration's secret was retired by the first rotation and dropped by the second.
+        expect(() => new Webhook(hook.secret).verify(delivered.raw, headers)).toThrow();
+        await t.http.delete(`/email/webhooks/${hook.id}`).set(bearer(owner.adminKey)).expect(200);
+      }
+    });
   });
 });

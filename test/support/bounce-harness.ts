@@ -46,8 +46,8 @@ export interface BounceHarness {
   close(): Promise<void>;
 }
 
-/** Starts it with these forwarding rules of BOUNCE_DOMAIN. */
-export async function startBounceHarness(forwarding: Record<string, string[]>): Promise<BounceHarness> {
+/** Starts it with these forwarding rules of BOUNCE_DOMAIN (and any more env). */
+export async function startBounceHarness(forwarding: Record<string, string[]>, env: Record<string, string> = {}): Promise<BounceHarness> {
   const sink = await startSmtpSink();
   const dns: TestDnsServer = await startDnsServer();
   dns.setTxt('origin.test', 'v=spf1 ip4:127.0.0.1 -all');
@@ -61,6 +61,7 @@ export async function startBounceHarness(forwarding: Record<string, string[]>): 
       INBOUND_SMTP_HOSTNAME: BOUNCE_HOSTNAME,
       // The whole 29-attempt schedule in about 9 s.
       EMAIL_RETRY_FIRST_DELAY_MS: '1',
+      ...env,
     },
   });
   const db = t.app.get(DataSource);

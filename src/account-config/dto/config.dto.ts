@@ -19,13 +19,23 @@ export class PushConfigQueryDto {
   prune?: boolean;
 }
 
-/** The declarative file (spec: project, domains, collections, templates, settings), as JSON. */
+/** The declarative file (spec: project, domains, collections, templates, settings; and projects), as JSON. */
 export class ConfigFileDto {
   @ApiPropertyOptional({
     example: { name: 'Acme website', slug: 'acme' },
-    description: 'The project the file describes; its collections belong to it',
+    description: 'The project the file describes: each collection that does not name its own project is in it',
   })
   project?: { name: string; slug: string };
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    example: { marketing: { name: 'Marketing site' } },
+    description:
+      'The account’s other projects by slug: { name } (or the name alone; default the slug). A project named here or ' +
+      'in project is created or renamed; without prune, projects the file does not name are kept',
+  })
+  projects?: Record<string, unknown>;
 
   @ApiPropertyOptional({
     type: 'object',
@@ -46,8 +56,15 @@ export class ConfigFileDto {
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,
-    example: { website: { name: 'Website', forms: { newsletter: { to: 'team@example.com' } } } },
-    description: 'By slug: name and forms (slug → settings; each names its recipients)',
+    example: {
+      website: { name: 'Website', forms: { newsletter: { to: 'team@example.com' } } },
+      landing: { name: 'Landing pages', project: 'marketing' },
+      legacy: { project: null },
+    },
+    description:
+      'By slug: name, project and forms (slug → settings; each names its recipients). project is the slug of a project ' +
+      'of the file or the account, or null for none; left out, the collection is in the file’s project, or without ' +
+      'one stays in the project it is in (a new one: none)',
   })
   collections?: Record<string, unknown>;
 

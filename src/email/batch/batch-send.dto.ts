@@ -27,7 +27,7 @@ export class BatchRecipientDto {
   @ApiPropertyOptional({
     example: 'Ada Lovelace',
     maxLength: 200,
-    description: 'Shown in the To header and given to the template as {{name}}.',
+    description: 'Shown in the To header and given to the template as {{name}}, unless this recipient’s variables give a name.',
   })
   @IsOptional()
   @IsString()
@@ -35,7 +35,10 @@ export class BatchRecipientDto {
   @Matches(/^[^\r\n]*$/, { message: 'name may not contain CR or LF' })
   name?: string;
 
-  @ApiPropertyOptional({ example: { plan: 'Pro' }, description: 'Values for this recipient’s placeholders.' })
+  @ApiPropertyOptional({
+    example: { name: 'Ada', plan: 'Pro' },
+    description: 'Values for this recipient’s placeholders. They win over email and name: those fill in only what they leave out.',
+  })
   @IsOptional()
   @IsObject()
   variables?: Record<string, unknown>;
@@ -63,7 +66,8 @@ export class BatchSendDto extends PickType(SendEmailDto, [
     minItems: 1,
     maxItems: MAX_BATCH_RECIPIENTS,
     description:
-      'One message each, rendered with its variables plus email, name and unsubscribeUrl. One invalid recipient refuses the ' +
+      "One message each, rendered with its variables, email and name where its variables do not give them (name '' when " +
+      'given nowhere), and unsubscribeUrl. One invalid recipient refuses the ' +
       'whole call (400 naming each recipients[i].email): nothing is sent.',
   })
   @IsArray()

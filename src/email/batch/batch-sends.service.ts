@@ -6,7 +6,7 @@ import { SuppressionService } from '../../suppression/suppression.service';
 import type { MessageWithEvents } from '../../outbox/acceptance.repository';
 import { OutboxService } from '../../outbox/outbox.service';
 import type { SendOptions } from '../email.service';
-import { PersonalMessages } from '../personal-messages';
+import { PersonalMessages, recipientVariables } from '../personal-messages';
 import { BatchResultDto, BatchSendDto, BatchSendResponseDto } from './batch-send.dto';
 
 /** Rendered content one batch may add up to (subjects and bodies of all its messages), like the largest body a call may carry. */
@@ -33,7 +33,12 @@ export class BatchSendsService {
     let bytes = 0;
     const data = dto.recipients.map(({ email, name, variables }): BatchResultDto => {
       if (suppressed.has(email.toLowerCase())) return { email, messageId: null, status: 'suppressed' };
-      const made = this.personal.message(accountId, prepared, { email, name }, { ...(variables ?? {}), email, name: name ?? '' });
+      const made = this.personal.message(
+        accountId,
+        prepared,
+        { email, name },
+        recipientVariables(prepared.variables, { email, name }, variables),
+      );
       const { subject, html, text } = made.message.content;
       bytes += Buffer.byteLength(subject) + Buffer.byteLength(html ?? '') + Buffer.byteLength(text ?? '');
       if (bytes > MAX_BATCH_CONTENT_BYTES) {

@@ -55,7 +55,14 @@ export class TrackingDto {
   @IsBoolean()
   clicks?: boolean;
 
-  @ApiPropertyOptional({ description: 'Define `{{unsubscribeUrl}}` for templates and add List-Unsubscribe headers (RFC 8058 one-click).' })
+  @ApiPropertyOptional({
+    description:
+      'Mark the message as one people may unsubscribe from (a newsletter, not a receipt): it gets List-Unsubscribe and ' +
+      'List-Unsubscribe-Post (RFC 8058 one-click) unless `headers` sets List-Unsubscribe, and `{{unsubscribeUrl}}` is defined for ' +
+      'templates. Each recipient gets a copy of their own (one SMTP transaction each, the same Message-ID) whose links name that ' +
+      'recipient only. Unsubscribing suppresses the address for the account. Batch sends have it on unless set to false; list ' +
+      'sends always carry it, and their unsubscribe takes the address off the list only.',
+  })
   @IsOptional()
   @IsBoolean()
   unsubscribe?: boolean;
@@ -169,7 +176,9 @@ export class SendEmailDto {
 
   @ApiPropertyOptional({
     type: TrackingDto,
-    description: 'Open, click and unsubscribe tracking; any of them also adds the List-Unsubscribe headers.',
+    description:
+      'Open and click tracking, and unsubscribe links. Only `unsubscribe` (or a batch or list send) adds the List-Unsubscribe ' +
+      'headers: tracking opens or clicks does not.',
   })
   @IsOptional()
   @ValidateNested()

@@ -2,6 +2,7 @@ import { InjectQueue } from '@nestjs/bull';
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { Job, Queue } from 'bull';
 import { JobName, QueueName } from '../../queue/queue.constants';
+import { ListSendFailed } from './list-send-attempts';
 import type { FanOutListSendJob } from './list-send.queue';
 import { ListSendsService } from './list-sends.service';
 
@@ -10,7 +11,8 @@ const CONCURRENCY = 2;
 
 /**
  * The `list-sends` queue's worker (APP_ROLE worker or all). On shutdown a running fan-out stops after its
- * current page and fails this attempt, so that a retry (here after a restart, or on another worker) goes on.
+ * current page and fails this attempt, so that a retry (here after a restart, or on another worker) goes on. The
+ * run that fails a send for good sends its job to the failed set, with the reason, whatever attempts Bull has left.
  */
 @Injectable()
 export class ListSendProcessor implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -24,10 +26,18 @@ export class ListSendProcessor implements OnApplicationBootstrap, BeforeApplicat
 
   onApplicationBootstrap(): void {
     this.queue
-      .process(JobName.FanOutListSend, CONCURRENCY, (job: Job<FanOutListSendJob>) =>
-        this.listSends.fanOut(job.data.listSendId, () => this.stopping),
-      )
+      .process(JobName.FanOutListSend, CONCURRENCY, (job: Job<FanOutListSendJob>) => this.handle(job))
       .catch((err: Error) => this.logger.error(`The list-send worker stopped: ${err.message}`));
+  }
+
+  private async handle(job: Job<FanOutListSendJob>): Promise<void> {
+    try {
+      await this.listSends.run(job.data.listSendId, () => this.stopping);
+    } catch (err) {
+      // Bull 4 marks the job at once (its typings say a promise).
+      if (err instanceof ListSendFailed) void job.discard();
+      throw err;
+    }
   }
 
   beforeApplicationShutdown(): void {

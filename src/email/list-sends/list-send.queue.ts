@@ -1,8 +1,10 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
+import { AppConfigService } from '../../config/app-config.service';
 import { JobName, QueueName } from '../../queue/queue.constants';
 import { withRedisTimeout } from '../../redis/redis-timeout';
+import { jobAttemptsLeft } from './list-send-attempts';
 
 export interface FanOutListSendJob {
   listSendId: string;
@@ -11,21 +13,34 @@ export interface FanOutListSendJob {
 /** A request waits at most this long for Redis after its list send committed; the sweeper covers the rest. */
 const ADD_TIMEOUT_MS = 2000;
 
-/** The producer side of the `list-sends` queue. Job id = list send id, so adding twice is one job. */
+/**
+ * The producer side of the `list-sends` queue. Job id = list send id, so adding twice is one job. A job has the
+ * attempts its send has left of LIST_SEND_MAX_ATTEMPTS (the send counts its runs), retried after
+ * LIST_SEND_RETRY_FIRST_DELAY_MS, doubling; a job that failed for good stays in the failed set with its reason
+ * (the queue keeps the last 5,000: QueueModule's removeOnFail).
+ */
 @Injectable()
 export class ListSendQueue {
   private readonly logger = new Logger(ListSendQueue.name);
 
-  constructor(@InjectQueue(QueueName.ListSends) readonly queue: Queue<FanOutListSendJob>) {}
+  constructor(
+    @InjectQueue(QueueName.ListSends) readonly queue: Queue<FanOutListSendJob>,
+    private readonly config: AppConfigService,
+  ) {}
 
-  /** Adds the job; resolves false (never rejects) when Redis did not take it in time. */
-  async add(listSendId: string): Promise<boolean> {
+  /** Adds the job of a send that has made `attemptsMade` runs; resolves false (never rejects) when Redis did not take it in time. */
+  async add(listSendId: string, attemptsMade = 0): Promise<boolean> {
+    const { LIST_SEND_MAX_ATTEMPTS, LIST_SEND_RETRY_FIRST_DELAY_MS } = this.config.env;
     try {
       await withRedisTimeout(
         this.queue.add(
           JobName.FanOutListSend,
           { listSendId },
-          { jobId: listSendId, attempts: 10, backoff: { type: 'exponential', delay: 1000 } },
+          {
+            jobId: listSendId,
+            attempts: jobAttemptsLeft(LIST_SEND_MAX_ATTEMPTS, attemptsMade),
+            backoff: { type: 'exponential', delay: LIST_SEND_RETRY_FIRST_DELAY_MS },
+          },
         ),
         ADD_TIMEOUT_MS,
       );
@@ -36,17 +51,25 @@ export class ListSendQueue {
     }
   }
 
+  /** Whether Redis holds a waiting, delayed or active job of the send (not one that completed or failed). */
+  async hasLiveJob(listSendId: string): Promise<boolean> {
+    const job = await this.queue.getJob(listSendId);
+    if (!job) return false;
+    const state = await job.getState();
+    return state !== 'failed' && state !== 'completed';
+  }
+
   /**
-   * Adds the job of an unfinished list send that has no live one: Redis lost it, or its attempts ran out. A
-   * waiting, delayed or active job is left alone. True when a job was added.
+   * Adds again the job of an unfinished send that has no live one (Redis lost it, or its attempts ran out before the
+   * send's), replacing a failed or completed one, with the attempts the send has left. True when a job was added.
    */
-  async ensureJob(listSendId: string): Promise<boolean> {
+  async requeue(listSendId: string, attemptsMade: number): Promise<boolean> {
     const job = await this.queue.getJob(listSendId);
     if (job) {
       const state = await job.getState();
       if (state !== 'failed' && state !== 'completed') return false;
       await job.remove();
     }
-    return this.add(listSendId);
+    return this.add(listSendId, attemptsMade);
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfigService } from '../../config/app-config.service';
+import { gaveUpReason } from './list-send-attempts';
 import { ListSendQueue } from './list-send.queue';
 import { ListSendsService } from './list-sends.service';
 
@@ -7,9 +8,10 @@ const PAGE = 100;
 
 /**
  * D-16 for list sends: the row commits before its job is added, so a Redis outage in between (or a job whose
- * attempts ran out) leaves an unfinished list send without a job. Every EMAIL_SWEEP_INTERVAL_MS each worker
- * re-adds the job of those untouched for EMAIL_SWEEP_AFTER_MS (a running fan-out touches its row every page);
- * job id = list send id, so workers sweeping together still add one job.
+ * attempts ran out before the send's) leaves an unfinished list send without a job. Every EMAIL_SWEEP_INTERVAL_MS
+ * each worker re-adds the job of those untouched for EMAIL_SWEEP_AFTER_MS (a running fan-out touches its row every
+ * page) with the attempts the send has left of LIST_SEND_MAX_ATTEMPTS; one that has none left is failed instead. A
+ * failed send is finished, and never re-added. Job id = list send id, so workers sweeping together add one job.
  */
 @Injectable()
 export class ListSendSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -38,8 +40,19 @@ export class ListSendSweeper implements OnApplicationBootstrap, OnApplicationShu
 
   async sweep(): Promise<void> {
     const stalled = await this.listSends.stalled(new Date(Date.now() - this.config.env.EMAIL_SWEEP_AFTER_MS), PAGE);
-    for (const id of stalled) {
-      if (await this.queue.ensureJob(id)) this.logger.log(`Re-queued list send ${id}, which had no live job`);
+    for (const send of stalled) {
+      if (await this.queue.hasLiveJob(send.id)) continue;
+      if (send.attempts < this.config.env.LIST_SEND_MAX_ATTEMPTS) {
+        if (await this.queue.requeue(send.id, send.attempts)) {
+          this.logger.log(`Re-queued list send ${send.id}, which had no live job (${send.attempts} attempt(s) made)`);
+        }
+        continue;
+      }
+      // One send that cannot be ended now must not hold up the others: the next sweep tries again.
+      await this.listSends
+        .fail(send.id, gaveUpReason(send.attempts, send.lastError))
+        .then(() => this.logger.error(`List send ${send.id} used up its ${send.attempts} attempts without ending: failed`))
+        .catch((err: Error) => this.logger.warn(`Could not fail list send ${send.id}: ${err.message}`));
     }
   }
 }

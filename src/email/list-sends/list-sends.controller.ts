@@ -18,7 +18,8 @@ export class ListSendsController {
     summary: 'Progress of a list send',
     description:
       'Started by POST /email/send with `list`: how many messages are made so far, how many subscribers were skipped, and ' +
-      'whether a quota stopped it. It can still be read after its list is deleted.',
+      'whether a quota stopped it or making its messages kept failing (failed, with lastError). It can still be read after ' +
+      'its list is deleted.',
   })
   @ApiParam({ name: 'listId', example: 'list_4fQ2mT0kLw2sZr8NcY1pXb' })
   @ApiParam({ name: 'listSendId', example: 'lsnd_4fQ2mT0kLw2sZr8NcY1pXb' })

@@ -15,11 +15,23 @@ import { SendEmailDto } from '../dto/send-email.dto';
 import type { AddParam, CompanionStatement } from '../../outbox/acceptance.repository';
 import { OutboxService } from '../../outbox/outbox.service';
 import type { SendOptions } from '../email.service';
-import { PersonalMessages } from '../personal-messages';
+import { PersonalMessages, recipientVariables } from '../personal-messages';
 import { ListSendAcceptedDto } from './dto/list-send.dto';
 import { FINISHED_LIST_SEND_STATUSES, ListSend, METERED_COVERS_QUEUED } from './list-send.entity';
 import { PageProgress, pageProgress, quotaRefusalOf, SubscriberOutcome } from './list-send-pages';
+import { FanOutInterrupted, failureDescription, gaveUpReason, ListSendFailed } from './list-send-attempts';
 import { ListSendQueue } from './list-send.queue';
+
+/** How a send ends: its list has no more subscribers, a quota stopped it, or its fan-out kept failing. */
+type Ending =
+  { status: 'done' } | { status: 'stopped'; reason: string; refused: number } | { status: 'failed'; error: string; refused: number };
+
+/** An unfinished send as the sweeper sees it. */
+export interface StalledListSend {
+  id: string;
+  attempts: number;
+  lastError: string | null;
+}
 
 const ID_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -104,7 +116,9 @@ export class ListSendsService {
     const batchSize = this.config.env.LIST_SEND_BATCH_SIZE;
     let send = await this.sends.findOneBy({ id: listSendId });
     while (send && !FINISHED_LIST_SEND_STATUSES.includes(send.status)) {
-      if (stopping()) throw new Error(`the worker is shutting down; list send ${listSendId} resumes after ${send.cursor ?? 'its start'}`);
+      if (stopping()) {
+        throw new FanOutInterrupted(`the worker is shutting down; list send ${listSendId} resumes after ${send.cursor ?? 'its start'}`);
+      }
       const page = await this.lists.subscribedPage(send.listId, send.cursor ?? '', batchSize);
       try {
         send = await this.step(send, page, page.length < batchSize);
@@ -119,14 +133,85 @@ export class ListSendsService {
     }
   }
 
+  /**
+   * One run of a send's job (the list-sends worker), counted in the row before it fans out, so that the count goes
+   * on over every job the send has (the sweeper's included). A run that fails records why (`lastError`) and rejects,
+   * for Bull to retry it; the one that uses up LIST_SEND_MAX_ATTEMPTS fails the send and rejects with ListSendFailed.
+   * A run the worker's shutdown interrupted gives its count back.
+   */
+  async run(listSendId: string, stopping: () => boolean): Promise<void> {
+    const max = this.config.env.LIST_SEND_MAX_ATTEMPTS;
+    const send = await this.sends.findOneBy({ id: listSendId });
+    if (!send || FINISHED_LIST_SEND_STATUSES.includes(send.status)) return;
+    if (send.attempts >= max) {
+      // Its runs used up the attempts without failing the send (their worker died, or could not write the end).
+      const reason = gaveUpReason(send.attempts, send.lastError);
+      await this.fail(listSendId, reason);
+      throw new ListSendFailed(`List send ${listSendId} failed: ${reason}`);
+    }
+    const attempt = await this.countAttempt(listSendId);
+    try {
+      await this.fanOut(listSendId, stopping);
+    } catch (err) {
+      if (err instanceof FanOutInterrupted) {
+        await this.sends
+          .query('UPDATE list_sends SET attempts = attempts - 1 WHERE id = $1 AND attempts > 0', [listSendId])
+          .catch((e: Error) => this.logger.warn(`List send ${listSendId}: could not give back an interrupted run: ${e.message}`));
+        throw err;
+      }
+      const message = (err as Error).message;
+      if (attempt < max) {
+        this.logger.warn(`List send ${listSendId}: run ${attempt} of ${max} failed: ${message}`);
+        await this.sends
+          .query('UPDATE list_sends SET last_error = $2, updated_at = now() WHERE id = $1', [listSendId, failureDescription(err)])
+          .catch((e: Error) => this.logger.warn(`List send ${listSendId}: could not record its failed run: ${e.message}`));
+        throw err;
+      }
+      this.logger.error(`List send ${listSendId}: run ${attempt} of ${max} failed: ${message}; the send is failed`);
+      await this.fail(listSendId, `gave up after ${attempt} attempts: ${failureDescription(err)}`);
+      throw new ListSendFailed(`List send ${listSendId} failed after ${attempt} attempts: ${message}`, { cause: err });
+    }
+  }
+
+  /**
+   * Ends an unfinished send as `failed` with `error`: what was counted against the quotas and not made is given
+   * back, and the subscribers past its cursor are `refused`; the messages it made stay and are sent.
+   */
+  async fail(listSendId: string, error: string): Promise<void> {
+    for (let tries = 0; ; tries++) {
+      const send = await this.sends.findOneBy({ id: listSendId });
+      if (!send || FINISHED_LIST_SEND_STATUSES.includes(send.status)) return;
+      const refused = await this.lists.countSendable(send.accountId, send.listId, send.cursor ?? '');
+      try {
+        await this.end(send, { status: 'failed', error, refused });
+        return;
+      } catch (err) {
+        // Another run moved it on since it was read (METERED_COVERS_QUEUED): again, from where it is now.
+        if (checkViolation(err) !== METERED_COVERS_QUEUED || tries >= 2) throw err;
+      }
+    }
+  }
+
   /** Unfinished list sends untouched since `olderThan`: their job may be lost. */
-  async stalled(olderThan: Date, limit: number): Promise<string[]> {
+  async stalled(olderThan: Date, limit: number): Promise<StalledListSend[]> {
     // The literals let PostgreSQL use the partial index of unfinished sends.
-    const rows: { id: string }[] = await this.sends.query(
-      `SELECT id FROM list_sends WHERE status NOT IN ('done', 'stopped') AND updated_at < $1 ORDER BY updated_at LIMIT $2`,
+    const rows: { id: string; attempts: number; last_error: string | null }[] = await this.sends.query(
+      `SELECT id, attempts, last_error FROM list_sends WHERE status NOT IN ('done', 'stopped', 'failed') AND updated_at < $1 ` +
+        'ORDER BY updated_at LIMIT $2',
       [olderThan, limit],
     );
-    return rows.map((row) => row.id);
+    return rows.map((row) => ({ id: row.id, attempts: row.attempts, lastError: row.last_error }));
+  }
+
+  /** Counts a run of the send; returns its number. */
+  private async countAttempt(listSendId: string): Promise<number> {
+    // Selected from the CTE: a bare UPDATE … RETURNING comes back from TypeORM as [rows, count].
+    const rows: { attempts: number }[] = await this.sends.query(
+      'WITH counted AS (UPDATE list_sends SET attempts = attempts + 1, updated_at = now() WHERE id = $1 RETURNING attempts) ' +
+        'SELECT attempts FROM counted',
+      [listSendId],
+    );
+    return rows[0]?.attempts ?? 1;
   }
 
   /**
@@ -201,20 +286,27 @@ export class ListSendsService {
    * the statement that ends it. Never in a page's statement: the group commit may put another acceptance's usage
    * of the same hour beside it.
    */
-  private async end(send: ListSend, end: { status: 'done' } | { status: 'stopped'; reason: string; refused: number }): Promise<ListSend> {
+  private async end(send: ListSend, end: Ending): Promise<ListSend> {
     const unmade = send.metered - send.queued;
     const credit: EmailCredit = { accountId: send.accountId, emails: unmade, countedAt: send.createdAt };
     const reason = end.status === 'stopped' ? end.reason : null;
-    const refused = end.status === 'stopped' ? end.refused : 0;
+    const refused = end.status === 'done' ? 0 : end.refused;
+    const error = end.status === 'failed' ? end.error : null;
     await this.quotas.credit(credit, async () => {
       const params: unknown[] = [];
       const p: AddParam = (value) => `$${params.push(value)}`;
       const closing =
-        `UPDATE list_sends SET status = ${p(end.status)}, stopped_reason = ${p(reason)}, refused = ${p(refused)}, ` +
+        `UPDATE list_sends SET status = ${p(end.status)}, stopped_reason = ${p(reason)}, refused = ${p(refused)}, last_error = COALESCE(${p(error)}, last_error), ` +
         `metered = ${unlessMovedOn(send, p, 'queued')}, completed_at = now(), updated_at = now() WHERE id = ${p(send.id)}`;
       await this.sends.query(unmade > 0 ? `WITH closed AS (${closing}) ${creditStatement(credit, p)}` : closing, params);
     });
-    return Object.assign(new ListSend(), send, { status: end.status, metered: send.queued, stoppedReason: reason, refused });
+    return Object.assign(new ListSend(), send, {
+      status: end.status,
+      metered: send.queued,
+      stoppedReason: reason,
+      refused,
+      lastError: error ?? send.lastError,
+    });
   }
 
   /** What becomes of each subscriber of the page, in order: a message, or skipped (suppressed, or its rendering failed). */
@@ -226,7 +318,8 @@ export class ListSendsService {
     );
     return page.map(({ email, name }): SubscriberOutcome => {
       if (suppressed.has(email)) return { email, skipped: 'suppressed' };
-      const variables = { ...send.request.variables, email, name: name ?? '', subscriber: { email, name: name ?? '' } };
+      const variables = recipientVariables(send.request.variables, { email, name });
+      variables.subscriber = { email, name: name ?? '' };
       try {
         return {
           email,

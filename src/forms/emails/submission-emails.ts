@@ -1,4 +1,5 @@
 import { escapeHtml } from '../../common/escape-html';
+import { userKeyedFrom } from '../../common/records';
 import { renderLiquid, toSubjectLine } from '../../templates/liquid-dialect';
 import type { FormLanguage } from '../i18n/language';
 import { bodyBytes, cutToBudget, MAX_FORM_EMAIL_BODY_BYTES, renderedCost, VALUES_BUDGET } from './email-size';
@@ -98,7 +99,7 @@ type Fields = [name: string, value: string][];
 export function submissionTemplateContext(ctx: SubmissionEmailContext, fields: Fields = visibleFields(ctx)): Record<string, unknown> {
   return {
     // Repeated fields read as one value, "a, b": LiquidJS would print a list without separators.
-    form: Object.fromEntries(fields),
+    form: userKeyedFrom(fields),
     domain: ctx.domain,
     timestamp: ctx.timestamp,
     ip: ctx.ip,

@@ -1,12 +1,14 @@
-import { Body, Controller, Get, Header, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Header, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiCreatedResponse,
+  ApiExtraModels,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
   ApiTags,
   ApiTooManyRequestsResponse,
+  getSchemaPath,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { AppException } from '../../common/errors/app.exception';
@@ -22,9 +24,14 @@ import { FormDto, FormListDto, ListSubmissionsQueryDto, SubmissionDto, Submissio
 import { FormsService } from '../forms.service';
 import { SubmissionNotificationDto } from '../notifications/notification.dto';
 import { SubmissionNotifications } from '../notifications/submission-notifications';
-import { simplePage } from '../submissions/pages';
-import { CreateInstantFormBatchDto, CreateInstantFormDto } from './instant-forms.dto';
+import { formLanguage } from '../i18n/language';
+import { wantsJson } from '../submissions/navigation';
+import { confirmationPage } from './confirmation-pages';
+import { CreateInstantFormBatchDto, CreateInstantFormDto, InstantFormConfirmationDto } from './instant-forms.dto';
 import { InstantFormsService } from './instant-forms.service';
+
+/** The confirmation pages load nothing and post only to themselves. */
+const PAGE_POLICY = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'";
 
 /** The 429s of a request that emails confirmations. */
 const CONFIRMATIONS_429 = ApiTooManyRequestsResponse({
@@ -49,7 +56,7 @@ export class InstantFormsController {
   @ApiOperation({
     summary: 'Create an instant form',
     description:
-      'The address gets a confirmation link; until it is followed, submissions are stored (held) and nothing is delivered. ' +
+      'The address gets a confirmation link; until the button of its page is pressed, submissions are stored (held) and nothing is delivered. ' +
       `The confirmation email counts against the account’s email quota, and an account sends at most ${CONFIRMATION_EMAILS_PER_HOUR} ` +
       'confirmation emails an hour.',
   })
@@ -81,31 +88,56 @@ export class InstantFormsController {
   @Public()
   @Header('Content-Type', 'text/html; charset=utf-8')
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({ summary: 'The confirmation link of an instant form (a GET, so it works from any email client)' })
-  @ApiOkResponse({ description: 'An HTML page saying the form is confirmed', content: HTML_PAGE })
+  @Header('Content-Security-Policy', PAGE_POLICY)
+  @ApiOperation({
+    summary: 'The confirmation link of an instant form: a page whose button confirms',
+    description:
+      'Opening the link changes nothing (mail scanners follow links): the page, in the browser’s language, says what the ' +
+      'form is and how many submissions wait, and its button posts to the same URL.',
+  })
+  @ApiOkResponse({ description: 'An HTML page with the button, or saying the form is confirmed already', content: HTML_PAGE })
   @ApiNotFoundPageResponse('The link is not known')
-  async confirm(@Param('token') token: string, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<string> {
-    const result = await this.instant.confirm(token);
-    if (result.state === 'unknown') {
+  async confirmationPage(@Param('token') token: string, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<string> {
+    const view = await this.instant.view(token);
+    if (view.state === 'unknown') {
       // A person following the link gets a page; any other client the one error body (D-10).
       if (req.accepts(['json', 'html']) !== 'html') throw AppException.notFound('Confirmation link');
       res.status(404);
-      return simplePage('Link not found', ['This confirmation link is not known. It may have been mistyped, or its form deleted.']);
     }
-    const released = result.released
-      ? ` ${result.released} submission${result.released === 1 ? ' that was' : 's that were'} waiting ${result.released === 1 ? 'is' : 'are'} on the way.`
-      : '';
-    const until = result.waitingUntil ? ` after ${result.waitingUntil.toISOString().slice(0, 16).replace('T', ' ')} UTC` : ' later';
-    const waiting = result.waiting
-      ? [
-          `${result.waiting} earlier submission${result.waiting === 1 ? ' waits' : 's wait'} for the sender’s email allowance: ` +
-            `open this link again${until} to receive ${result.waiting === 1 ? 'it' : 'them'}.`,
-        ]
-      : [];
-    return simplePage(result.state === 'confirmed' ? 'Form confirmed' : 'Already confirmed', [
-      `Submissions to “${result.form.name}” will now be sent to you.${released}`,
-      ...waiting,
-    ]);
+    return confirmationPage(view, formLanguage(undefined, req.get('accept-language')));
+  }
+
+  @Post('confirm/:token')
+  @Public()
+  @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
+  @Header('Content-Security-Policy', PAGE_POLICY)
+  @ApiOperation({
+    summary: 'Confirm an instant form (the button of its link’s page, or a JSON client)',
+    description:
+      'Confirms the form and releases its held submissions, oldest first, in pages of 50 (the first before the answer, ' +
+      'the rest at once after it). Exactly one confirmation releases them: a concurrent or later one is answered ' +
+      '`already_confirmed` and sends nothing. A browser’s form post gets an HTML page; a client asking for JSON ' +
+      '(Accept without text/html, fetch(), a JSON body) gets the body below.',
+  })
+  @ApiExtraModels(InstantFormConfirmationDto)
+  @ApiOkResponse({
+    description: 'The form is confirmed (by this request or before)',
+    content: { 'application/json': { schema: { $ref: getSchemaPath(InstantFormConfirmationDto) } }, ...HTML_PAGE },
+  })
+  @ApiNotFoundPageResponse('The link is not known')
+  async confirm(
+    @Param('token') token: string,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<string | InstantFormConfirmationDto> {
+    const view = await this.instant.confirm(token);
+    if (wantsJson(req)) {
+      if (view.state === 'unknown') throw AppException.notFound('Confirmation link');
+      return InstantFormConfirmationDto.from(view);
+    }
+    res.status(view.state === 'unknown' ? 404 : 200).type('html');
+    return confirmationPage(view, formLanguage(undefined, req.get('accept-language')));
   }
 
   @Get(':id/submissions')

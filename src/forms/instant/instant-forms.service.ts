@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { sha256Hex } from '../../common/crypto/sha256';
-import { AppException } from '../../common/errors/app.exception';
-import { ErrorCode } from '../../common/errors/error-code';
 import { escapeHtml } from '../../common/escape-html';
 import { newId } from '../../common/ids';
 import { RateLimitService } from '../../rate-limits/rate-limit.service';
@@ -12,30 +10,11 @@ import { OutboxService } from '../../outbox/outbox.service';
 import { Form } from '../form.entity';
 import type { FormSettings } from '../form-settings';
 import { FormsService } from '../forms.service';
-import { SubmissionMail } from '../submissions/submission-mail';
-import { SubmissionEmails, submissionMetering } from '../submissions/submission-record';
+import { submissionMetering } from '../submissions/submission-record';
+import type { ConfirmationOutcome, ConfirmationView } from './confirmation-view';
+import { HeldSubmissionReleases } from './held-submission-releases';
 import type { CreateInstantFormDto } from './instant-forms.dto';
-
-/** A confirmation that arrives this long after the first one releases what the first left held (a crash, a race). */
-const LEFTOVER_AFTER_MS = 60_000;
-
-export type ConfirmationResult =
-  | { state: 'unknown' }
-  | {
-      state: 'confirmed' | 'already';
-      form: Form;
-      /** Held submissions sent now. */
-      released: number;
-      /** Held submissions still waiting: the account's email quota had no room for them. */
-      waiting: number;
-      /** When that quota has room again. */
-      waitingUntil: Date | null;
-    };
-
-/** A held submission ready to go out with what its release commits. */
-type Release = SubmissionEmails & { statements: CompanionStatement[] };
-
-type ReleaseOutcome = Pick<Extract<ConfirmationResult, { form: Form }>, 'released' | 'waiting' | 'waitingUntil'>;
+import { resetOf } from './release-quota';
 
 /**
  * Instant forms (D-29): a form made from a name and an address, delivering nothing until that address
@@ -48,7 +27,7 @@ export class InstantFormsService {
   constructor(
     private readonly forms: FormsService,
     private readonly outbox: OutboxService,
-    private readonly submissionMail: SubmissionMail,
+    private readonly releases: HeldSubmissionReleases,
     private readonly config: AppConfigService,
     private readonly limiter: RateLimitService,
   ) {}
@@ -83,63 +62,40 @@ export class InstantFormsService {
     return Promise.all(drafts.map(({ id }) => this.forms.get(accountId, id)));
   }
 
-  /** The link's GET: confirms the form and sends what waited for it. */
-  async confirm(token: string): Promise<ConfirmationResult> {
+  /** The link's page (GET): what it would confirm. Changes nothing: mail scanners follow links. */
+  async view(token: string): Promise<ConfirmationView> {
     const form = await this.forms.findByConfirmationToken(sha256Hex(token));
     if (!form) return { state: 'unknown' };
-    const claimed = await this.forms.confirm(form.id);
-    if (!claimed && form.confirmedAt && Date.now() - form.confirmedAt.getTime() < LEFTOVER_AFTER_MS) {
-      return { state: 'already', form, released: 0, waiting: 0, waitingUntil: null };
-    }
-    const outcome = await this.release(form);
-    return { state: claimed ? 'confirmed' : 'already', form, ...outcome };
+    if (form.confirmedAt) return { state: 'already', form };
+    return { state: 'pending', form, held: await this.releases.heldCount(form.id) };
   }
 
   /**
-   * Sends the held submissions of a confirmed form, oldest first, in one commit. Their emails count against the
-   * account's email quota now (each submission was counted when it arrived). When the quota has no room for all
-   * of them, as many of the oldest as fit go; the rest stay held until the link is followed again.
+   * The link's button (POST): confirms the form. The update that flips it to confirmed decides who releases: a
+   * concurrent or later confirmation is told it was confirmed already and releases nothing. The first page of held
+   * submissions goes out before the answer (the page can say what waits for the quota), the rest in the background.
    */
-  private async release(form: Form): Promise<ReleaseOutcome> {
-    const held = await this.forms.heldSubmissions(form.id, 500);
-    if (held.length === 0) return { released: 0, waiting: 0, waitingUntil: null };
-    const releases: Release[] = [];
-    let released = 0;
+  async confirm(token: string): Promise<ConfirmationOutcome> {
+    const form = await this.forms.findByConfirmationToken(sha256Hex(token));
+    if (!form) return { state: 'unknown' };
+    if (!(await this.forms.confirm(form.id))) return { state: 'already', form };
+    const held = await this.releases.heldCount(form.id);
+    if (!held) {
+      // A post that read the form unconfirmed may still commit held: HeldArrivals brings it to a release.
+      return { state: 'confirmed', form, held, waiting: 0, waitingUntil: null };
+    }
     try {
-      for (const submission of held) releases.push(await this.submissionMail.release(form, submission, 'held'));
-      let refusal = await this.accept(form, releases);
-      if (!refusal) released = releases.length;
-      const fitting = refusal ? fittingCount(releases, roomLeft(refusal)) : 0;
-      if (fitting > 0) {
-        const again = await this.accept(form, releases.slice(0, fitting));
-        if (again) refusal = again;
-        else released = fitting;
+      const first = await this.releases.releasePage(form);
+      if (first.refusal) {
+        const waiting = Math.max(held - first.released, 0);
+        return { state: 'confirmed', form, held, waiting, waitingUntil: resetOf(first.refusal) };
       }
-      const waiting = held.length - released;
-      if (released) this.logger.log(`Instant form ${form.id} confirmed: ${released} held submissions released`);
-      if (!waiting || !refusal) return { released, waiting: 0, waitingUntil: null };
-      this.logger.warn(`Instant form ${form.id}: ${waiting} held submissions wait for the email quota (${refusal.message})`);
-      return { released, waiting, waitingUntil: resetOf(refusal) };
-    } finally {
-      // The acknowledgments of what stays held were not sent.
-      await Promise.all(releases.slice(released).map((r) => r.acknowledgment?.giveBack() ?? Promise.resolve()));
-    }
-  }
-
-  /** Commits the releases; a quota's 429 is returned, not thrown: the confirmation stands, the mail waits. */
-  private async accept(form: Form, releases: Release[]): Promise<AppException | null> {
-    const messages = releases.flatMap((r) => r.messages);
-    try {
-      await this.outbox.accept({
-        messages,
-        statements: releases.flatMap((r) => r.statements),
-        metering: submissionMetering(form.accountId, 0, messages),
-      });
-      return null;
     } catch (err) {
-      if (err instanceof AppException && (err.code === ErrorCode.QuotaExceeded || err.code === ErrorCode.AccountQuotaExceeded)) return err;
-      throw err;
+      // The confirmation stands; the background release (or the workers' sweep) tries again.
+      this.logger.error(`Releasing the held submissions of instant form ${form.id} failed: ${(err as Error).message}`);
     }
+    this.releases.continue(form.id);
+    return { state: 'confirmed', form, held, waiting: 0, waitingUntil: null };
   }
 
   private confirmationEmail(input: CreateInstantFormDto, token: string) {
@@ -153,33 +109,11 @@ export class InstantFormsService {
       subject: `Confirm your form “${name}”`,
       text:
         `Someone created the form “${name}” to send its submissions to ${input.email}.\n\n` +
-        `To receive them, confirm with this link:\n${link}\n\nIf this was not you, ignore this email: nothing will be sent to you.`,
+        `To receive them, open this link and press the button to confirm:\n${link}\n\nIf this was not you, ignore this email: nothing will be sent to you.`,
       html:
         `<p>Someone created the form <strong>${escapeHtml(name)}</strong> to send its submissions to ${escapeHtml(input.email)}.</p>` +
         `<p><a href="${escapeHtml(link)}" style="display:inline-block;padding:10px 18px;background:#1f6feb;color:#fff;border-radius:6px;text-decoration:none">Confirm and receive submissions</a></p>` +
         `<p>If this was not you, ignore this email: nothing will be sent to you.</p>`,
     };
   }
-}
-
-/** How many of the releases, oldest first, fit in `room` emails. */
-export function fittingCount(releases: Pick<Release, 'messages'>[], room: number): number {
-  let used = 0;
-  for (let i = 0; i < releases.length; i++) {
-    used += recipientCount(releases[i].messages);
-    if (used > room) return i;
-  }
-  return releases.length;
-}
-
-/** What the refusing quota still had room for (its 429's details). */
-function roomLeft(refusal: AppException): number {
-  const remaining = refusal.details?.remaining;
-  return typeof remaining === 'number' ? remaining : 0;
-}
-
-/** When the refusing quota has room again. */
-function resetOf(refusal: AppException): Date | null {
-  const reset = refusal.details?.reset_time;
-  return typeof reset === 'string' ? new Date(reset) : null;
 }

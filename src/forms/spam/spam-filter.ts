@@ -1,3 +1,4 @@
+import { ownValue } from '../../common/records';
 import type { SubmittedFields } from '../form-submission.entity';
 
 /** The hidden field browser forms carry; it must stay empty (D-27). */
@@ -56,7 +57,7 @@ const MARKUP_LINK = /<a\s[^>]*href\s*=\s*["']?\s*(?:https?:)?\/\/|\[(?:url|link)
  */
 export function trippedHoneypot(fields: SubmittedFields, honeypotName: string = DEFAULT_HONEYPOT): string | null {
   const names = [honeypotName, ...DEFAULT_HONEYPOTS];
-  return names.find((name) => valuesOf(fields[name]).some((value) => value.trim() !== '')) ?? null;
+  return names.find((name) => valuesOf(ownValue(fields, name)).some((value) => value.trim() !== '')) ?? null;
 }
 
 /**

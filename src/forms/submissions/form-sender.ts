@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ExpiringMap } from '../../common/expiring-map';
 import { AppConfigService } from '../../config/app-config.service';
+import { DomainChanges } from '../../domains/domain-changes';
 import { Domain } from '../../domains/domain.entity';
 import type { Mailbox } from '../../outbox/outbox.service';
 import type { Form } from '../form.entity';
@@ -37,7 +38,11 @@ export class FormSenders {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly config: AppConfigService,
-  ) {}
+    changes: DomainChanges,
+  ) {
+    // A deleted domain sends no more notifications, on any instance.
+    changes.register((change) => (change ? this.accountDomains.delete(change.accountId) : this.accountDomains.clear()));
+  }
 
   async senderOf(form: Form, formName: string): Promise<FormSender> {
     const accountDomain = form.domain?.status === 'verified' ? null : await this.accountDomain(form.accountId);

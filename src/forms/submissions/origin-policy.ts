@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { ExpiringMap } from '../../common/expiring-map';
 import { hostMatchesDomain } from '../../common/domain-match';
+import { DomainChanges } from '../../domains/domain-changes';
 import { DomainsService } from '../../domains/domains.service';
 import type { Form } from '../form.entity';
 
-/** Verified domains are looked up once per this period per account, not once per post. */
+/** Verified domains are looked up once per this period per account, not once per post; a change drops them at once. */
 const VERIFIED_CACHE_MS = 10_000;
 
 /** The origin of a browser post: from Origin, else from Referer. */
@@ -44,7 +45,13 @@ export function originListed(origin: RequestOrigin, allowed: readonly string[]):
 export class OriginPolicy {
   private readonly verified = new ExpiringMap<string, string[]>(VERIFIED_CACHE_MS);
 
-  constructor(private readonly domains: DomainsService) {}
+  constructor(
+    private readonly domains: DomainsService,
+    changes: DomainChanges,
+  ) {
+    // A domain verified or deleted on any instance: its account's posts are judged by the new list from now on.
+    changes.register((change) => (change ? this.verified.delete(change.accountId) : this.verified.clear()));
+  }
 
   async allows(form: Form, origin: RequestOrigin | null): Promise<boolean> {
     if (!origin) return false;

@@ -8,7 +8,8 @@ import { fieldMessage, PAGE_STRINGS, PageStrings, waitFor } from '../i18n/page-s
 const STYLE =
   'body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;background:#f6f7f9;color:#1f2328;margin:0}' +
   'main{max-width:32rem;margin:15vh auto;padding:2rem;background:#fff;border-radius:12px;box-shadow:0 1px 4px rgba(0,0,0,.08)}' +
-  'h1{font-size:1.5rem;margin:0 0 .75rem}p,li{line-height:1.5;margin:.5rem 0}a{color:#0969da}small{color:#656d76}';
+  'h1{font-size:1.5rem;margin:0 0 .75rem}p,li{line-height:1.5;margin:.5rem 0}a{color:#0969da}small{color:#656d76}' +
+  'button{font:inherit;padding:.6rem 1.2rem;border:0;border-radius:6px;background:#1f6feb;color:#fff;cursor:pointer}';
 
 /** What a page shows; every text is escaped. */
 interface PageContent {
@@ -17,11 +18,13 @@ interface PageContent {
   /** A list after the paragraphs: a label in bold, then its text. */
   items?: { label: string; text: string }[];
   link?: { href: string; text: string };
+  /** A button that posts (no fields) to the page's own URL. */
+  button?: string;
   note?: string;
   language?: FormLanguage;
 }
 
-function page({ title, paragraphs, items, link, note, language = 'en' }: PageContent): string {
+function page({ title, paragraphs, items, link, button, note, language = 'en' }: PageContent): string {
   const list = items?.length
     ? `<ul>${items.map(({ label, text }) => `<li><strong>${escapeHtml(label)}</strong>: ${escapeHtml(text)}</li>`).join('')}</ul>`
     : '';
@@ -30,6 +33,7 @@ function page({ title, paragraphs, items, link, note, language = 'en' }: PageCon
     `<meta name="robots" content="noindex"><meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>` +
     `<body><main><h1>${escapeHtml(title)}</h1>${paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('')}${list}` +
     (link ? `<p><a href="${escapeHtml(link.href)}">${escapeHtml(link.text)}</a></p>` : '') +
+    (button ? `<form method="post"><p><button type="submit">${escapeHtml(button)}</button></p></form>` : '') +
     (note ? `<p><small>${escapeHtml(note)}</small></p>` : '') +
     '</main></body></html>'
   );
@@ -38,6 +42,11 @@ function page({ title, paragraphs, items, link, note, language = 'en' }: PageCon
 /** A page with a title and paragraphs; both are escaped. */
 export function simplePage(title: string, paragraphs: string[], language: FormLanguage = 'en'): string {
   return page({ title, paragraphs, language });
+}
+
+/** A page whose button posts to its own URL (a link's action that a mail scanner following the link must not take). */
+export function buttonPage(title: string, paragraphs: string[], button: string, note: string, language: FormLanguage = 'en'): string {
+  return page({ title, paragraphs, button, note, language });
 }
 
 /** Where a browser lands after a post to a form without a redirect URL; `back` is a page of the site that posted. */

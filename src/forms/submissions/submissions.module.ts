@@ -12,6 +12,7 @@ import { AcknowledgmentGate } from './acknowledgment-gate';
 import { DuplicatePosts } from './duplicate-posts';
 import { FormSenders } from './form-sender';
 import { FormTargets } from './form-targets';
+import { HeldArrivals } from './held-arrivals';
 import { OriginPolicy } from './origin-policy';
 import { SubmissionsController } from './submissions.controller';
 import { SubmissionMail } from './submission-mail';
@@ -27,6 +28,7 @@ const PROVIDERS = [
   AcknowledgmentGate,
   DuplicatePosts,
   ThankYouLinks,
+  HeldArrivals,
   ChallengeService,
   CaptchaVerifier,
   {
@@ -47,6 +49,6 @@ const PROVIDERS = [
   imports: [FormsModule, DomainsModule, OutboxModule, TemplatesModule, NotificationsModule, FormFilesModule],
   controllers: [SubmissionsController],
   providers: PROVIDERS,
-  exports: [SubmissionMail],
+  exports: [SubmissionMail, HeldArrivals],
 })
 export class SubmissionsModule {}

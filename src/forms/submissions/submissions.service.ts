@@ -21,6 +21,7 @@ import { contentFilterReason, DEFAULT_HONEYPOT, trippedHoneypot } from '../spam/
 import { asMailAttachments, checkUploads, ReceivedFile, readUploads } from '../uploads/submission-uploads';
 import { DuplicatePosts } from './duplicate-posts';
 import { FormTargets, SubmissionRoute } from './form-targets';
+import { HeldArrivals } from './held-arrivals';
 import { backLink } from './navigation';
 import { OriginPolicy, requestOrigin, RequestOrigin } from './origin-policy';
 import { rememberForm } from './submission-errors.filter';
@@ -81,6 +82,7 @@ export class SubmissionsService {
     private readonly idempotency: IdempotencyStore,
     private readonly thankYouLinks: ThankYouLinks,
     private readonly duplicates: DuplicatePosts,
+    private readonly heldArrivals: HeldArrivals,
   ) {}
 
   async submit(input: SubmissionInput): Promise<SubmissionOutcome> {
@@ -164,6 +166,8 @@ export class SubmissionsService {
     }
     if (idempotency) idempotency.recorded = true;
     await duplicate?.confirm();
+    // Its form may have been confirmed since it was read: the release then picks this one up too.
+    if (submission.status === 'held') this.heldArrivals.stored(form.id);
     return { answer, redirect, corsOrigin };
   }
 

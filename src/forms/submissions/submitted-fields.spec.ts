@@ -7,6 +7,23 @@ describe('parseSubmittedFields', () => {
     expect(fields).toEqual({ name: 'Ada', age: '36', subscribe: 'true', interests: ['math', 'looms'] });
   });
 
+  it('keeps fields named constructor and toString as the text posted, repeated ones as lists; __proto__ is a control field', () => {
+    const body = JSON.parse('{"constructor":"x","toString":["y","y2"],"__proto__":"z","name":"Ann","a":{"__proto__":"n"}}') as object;
+    const { fields, control } = parseSubmittedFields(body);
+    expect(Object.entries(fields)).toEqual([
+      ['constructor', 'x'],
+      ['toString', ['y', 'y2']],
+      ['name', 'Ann'],
+      ['a.__proto__', 'n'],
+    ]);
+    expect(JSON.stringify(fields)).toBe('{"constructor":"x","toString":["y","y2"],"name":"Ann","a.__proto__":"n"}');
+    // Like every `_…` name: kept apart as posted, an ordinary key (not the record's prototype).
+    expect(Object.entries(control.all)).toEqual([['__proto__', 'z']]);
+    expect(control.all['constructor']).toBeUndefined();
+    expect(fieldText(fields, 'toString')).toBe('y');
+    expect(fieldText(JSON.parse('{"name":"Ann"}') as Record<string, string>, 'constructor')).toBeUndefined();
+  });
+
   it('flattens nested objects (url-encoded a[b]=c, JSON objects) into dotted names', () => {
     const { fields } = parseSubmittedFields({ address: { city: 'London', zip: 'N1' }, rows: [{ q: 1 }, { q: 2 }] });
     expect(fields).toEqual({ 'address.city': 'London', 'address.zip': 'N1', 'rows.0.q': '1', 'rows.1.q': '2' });

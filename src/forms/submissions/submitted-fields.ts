@@ -1,5 +1,6 @@
 import { AppException } from '../../common/errors/app.exception';
 import { unstorableText } from '../../common/http/storable-text';
+import { ownValue, userKeyed } from '../../common/records';
 import type { SubmittedFields } from '../form-submission.entity';
 
 /** Limits of one submission's fields: a form is a few dozen fields, never a data dump. */
@@ -41,8 +42,9 @@ export interface PostedFile {
  */
 export function parseSubmittedFields(body: unknown, files: readonly PostedFile[] = []): ParsedSubmission {
   checkStorable(body, files);
-  const fields: SubmittedFields = {};
-  const control: ControlFields = { all: {} };
+  // Field names are the poster's: `constructor` or `__proto__` must be a field like any other, not Object.prototype's.
+  const fields: SubmittedFields = userKeyed();
+  const control: ControlFields = { all: userKeyed() };
   if (body === undefined || body === null || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0)) {
     return { fields, control };
   }
@@ -137,7 +139,7 @@ function textOf(name: string, value: unknown): string {
 
 /** A field's text: the first value of a repeated one, trimmed; undefined when absent or empty. */
 export function fieldText(fields: SubmittedFields, name: string): string | undefined {
-  const value = fields[name];
+  const value = ownValue(fields, name);
   const first = Array.isArray(value) ? value[0] : value;
   const trimmed = first?.trim();
   return trimmed ? trimmed : undefined;

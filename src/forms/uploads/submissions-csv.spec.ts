@@ -64,6 +64,12 @@ describe('submissions CSV', () => {
     ]);
   });
 
+  it('leaves a cell empty for a row without a field named like an Object.prototype member (constructor, toString)', () => {
+    const record = submissionCsvRecord(row('sub_1', { name: 'Ann' }), ['constructor', 'toString', 'name']);
+    expect(record.slice(3, 6)).toEqual(['', '', 'Ann']);
+    expect(submissionCsvRecord(row('sub_2', JSON.parse('{"constructor":"x"}')), ['constructor']).slice(3, 4)).toEqual(['x']);
+  });
+
   it('quotes commas, quotes and line breaks (a lone CR or LF too)', async () => {
     const csv = await csvOf(
       [row('s1', { a: 'x, y', b: 'say "hi"', c: 'one\r\ntwo', d: 'lf\nonly', e: 'cr\ronly' })],

@@ -1,4 +1,5 @@
 import { stringify, type Stringifier } from 'csv-stringify';
+import { ownValue } from '../../common/records';
 import { escapeBidi } from '../emails/visitor-text';
 
 export interface SubmissionCsvRow {
@@ -62,7 +63,8 @@ export function submissionCsvRecord(row: SubmissionCsvRow, fieldColumns: readonl
     row.createdAt.toISOString(),
     row.status,
     ...fieldColumns.map((name) => {
-      const value = row.fields[name];
+      // A column `constructor` must not show Object.prototype's in a row without that field.
+      const value = ownValue(row.fields, name);
       return Array.isArray(value) ? value.join(', ') : (value ?? '');
     }),
     (row.files ?? []).map((file) => file.filename).join(', '),

@@ -1,12 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Length, Matches } from 'class-validator';
-import { SLUG_PATTERN, slugRule } from '../../common/settings-checker';
+import { ONE_LINE_NAME, ONE_LINE_NAME_MESSAGE, SLUG_PATTERN, slugRule } from '../../common/settings-checker';
 import type { Project } from '../project.entity';
 
 export class CreateProjectDto {
-  @ApiProperty({ example: 'Marketing site', maxLength: 200 })
+  @ApiProperty({ example: 'Marketing site', maxLength: 200, description: 'One line, not blank (as the configuration file takes it)' })
   @IsString()
   @Length(1, 200)
+  @Matches(ONE_LINE_NAME, { message: ONE_LINE_NAME_MESSAGE })
   name: string;
 
   @ApiPropertyOptional({ example: 'marketing-site', description: `Unique in the account; made from the name when absent. ${slugRule()}` })

@@ -11,24 +11,52 @@ import {
   IsString,
   IsUrl,
   MaxLength,
+  ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { MAX_PROVIDER_EVENTS, PROVIDER_EVENT_TYPES, type ProviderEventType } from '../provider-event-rules';
+import { BOUNCE_TYPES, type BounceType, MAX_PROVIDER_EVENTS, PROVIDER_EVENT_TYPES, type ProviderEventType } from '../provider-event-rules';
 
 /** One event in the provider's normalized form (D-24). */
 export class ProviderEventDto {
-  @ApiProperty({
+  @ApiPropertyOptional({
     example: 'msg_4fQ2xY7bN1kLp0sT9uVw3a',
-    description: 'Our message id (`msg_…`), or the RFC 5322 Message-ID of the email, with or without its angle brackets.',
+    description:
+      'Our message id (`msg_…`, as the send answered it), or else the RFC 5322 Message-ID of the ' +
+      'email, with or without its angle brackets. A Message-ID is a fallback: forwarded mail keeps its original’s, so it ' +
+      'applies only when exactly one message with it was sent to `recipient` (else the event is ignored). Required ' +
+      'unless `returnPath` is given.',
   })
+  @ValidateIf((event: ProviderEventDto) => event.returnPath === undefined || event.messageId !== undefined)
   @IsString()
   @IsNotEmpty()
   @MaxLength(300)
-  messageId: string;
+  messageId?: string;
+
+  @ApiPropertyOptional({
+    example: 'bounces+ge2dgmzv-ab3cdefghijkl@bounces.example.com',
+    description:
+      'The envelope sender (MAIL FROM, Return-Path) the provider saw: a VERP return path of ours names the message ' +
+      'exactly, and wins over `messageId`.',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(320)
+  returnPath?: string;
 
   @ApiProperty({ enum: PROVIDER_EVENT_TYPES, description: '`bounced` means a permanent (hard) bounce; temporary failures are `deferred`.' })
   @IsIn(PROVIDER_EVENT_TYPES, { message: `type must be one of ${PROVIDER_EVENT_TYPES.join(', ')}` })
   type: ProviderEventType;
+
+  @ApiPropertyOptional({
+    enum: BOUNCE_TYPES,
+    description:
+      '`bounced` only: `soft` for a transient bounce the provider gave up on (SES `Transient`, Postmark `SoftBounce`). ' +
+      'Without it, a bounce whose reason has only 4.x.x / 4xx codes is soft. A soft bounce does not suppress its ' +
+      'recipient: `SOFT_BOUNCE_SUPPRESS_COUNT` of them within `SOFT_BOUNCE_WINDOW_DAYS` do.',
+  })
+  @IsOptional()
+  @IsIn(BOUNCE_TYPES, { message: `bounceType must be one of ${BOUNCE_TYPES.join(', ')}` })
+  bounceType?: BounceType;
 
   @ApiPropertyOptional({
     example: 'ada@example.org',

@@ -14,7 +14,9 @@ export class UnsubscribeDto {
 
   @ApiPropertyOptional({
     example: 'ada@example.org',
-    description: 'Which address to unsubscribe; required when the message went to several (one of them), else optional.',
+    description:
+      'Which address to unsubscribe, read only on a link naming no recipient (sent before links named theirs): required when its ' +
+      'message went to several addresses. The answer is the same whether or not the address was one of them.',
   })
   @IsOptional()
   @IsString()
@@ -27,6 +29,9 @@ export class UnsubscribeResponseDto {
   @ApiProperty({ example: true })
   success: boolean;
 
-  @ApiProperty({ example: 'ada@example.org', description: 'The address that was unsubscribed.' })
+  @ApiProperty({
+    example: 'ada@example.org',
+    description: 'The address the link is for; for an address given in `email`, that address (unsubscribed if it was a recipient).',
+  })
   email: string;
 }

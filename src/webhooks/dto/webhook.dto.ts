@@ -68,7 +68,10 @@ const EVENTS_PROPERTY = {
   description:
     'Event types to receive; duplicates are dropped. form.notification_failed: a form notification that did not reach ' +
     'the owner (reason suppressed: held on the submission and sent once the suppression is lifted; bounced; failed), ' +
-    'with formId, formName, submissionId, recipient, messageId and detail.',
+    'with formId, formName, submissionId, recipient, messageId and detail. failed: the message (or one recipient of it) ' +
+    'will not be delivered: refused for good, given up after its attempts, or every recipient suppressed; deferred: a ' +
+    'temporary failure, tried again later, with `nextAttemptAt` (null when unknown); both with `attempts` (delivery ' +
+    'attempts made so far) and `detail` (the SMTP answer, or why).',
 };
 
 export class CreateWebhookDto {

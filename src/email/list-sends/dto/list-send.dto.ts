@@ -35,7 +35,8 @@ export class ListSendDto {
     enum: LIST_SEND_STATUSES,
     description:
       'queued, then sending while its messages are made, then done; or stopped: a quota ran out while the list grew ' +
-      'past what was counted at acceptance (stoppedReason, refused)',
+      'past what was counted at acceptance (stoppedReason, refused); or failed: making its messages kept failing, ' +
+      'LIST_SEND_MAX_ATTEMPTS times (lastError, refused). The messages made before it stopped or failed are sent.',
   })
   status: ListSendStatus;
 
@@ -50,7 +51,7 @@ export class ListSendDto {
 
   @ApiProperty({
     example: 0,
-    description: 'A stopped send: subscribers it did not write to (subscribed and not suppressed past where it stopped)',
+    description: 'A stopped or failed send: subscribers it did not write to (subscribed and not suppressed past where it ended)',
   })
   refused: number;
 
@@ -62,10 +63,26 @@ export class ListSendDto {
   })
   stoppedReason: string | null;
 
+  @ApiProperty({
+    example: 1,
+    description: 'Runs of its fan-out so far; it is failed after LIST_SEND_MAX_ATTEMPTS (10 by default) that failed or never ended',
+  })
+  attempts: number;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: null,
+    description:
+      'Why its last failed run failed (a failed send: why it failed, after how many attempts); null when no run failed. ' +
+      'Errors of the server are not detailed here: the operator finds them in the server log and in Bull Board.',
+  })
+  lastError: string | null;
+
   @ApiProperty({ format: 'date-time' })
   createdAt: string;
 
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When it ended (done or stopped)' })
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When it ended (done, stopped or failed)' })
   completedAt: string | null;
 
   static from(send: ListSend): ListSendDto {
@@ -78,6 +95,8 @@ export class ListSendDto {
       failed: send.failed,
       refused: send.refused,
       stoppedReason: send.stoppedReason,
+      attempts: send.attempts,
+      lastError: send.lastError,
       createdAt: send.createdAt.toISOString(),
       completedAt: send.completedAt?.toISOString() ?? null,
     };

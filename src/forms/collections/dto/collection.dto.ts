@@ -1,6 +1,6 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { IsOptional, IsString, Length, Matches } from 'class-validator';
-import { SLUG_PATTERN, slugRule } from '../../../common/settings-checker';
+import { ONE_LINE_NAME, ONE_LINE_NAME_MESSAGE, SLUG_PATTERN, slugRule } from '../../../common/settings-checker';
 import { FormSettingsDto } from '../../dto/form-settings.dto';
 import type { FormSettings } from '../../form-settings';
 import type { Collection } from '../collection.entity';
@@ -18,10 +18,11 @@ export class CreateCollectionDto {
   @Matches(SLUG_PATTERN, { message: `slug must be ${slugRule()}` })
   slug: string;
 
-  @ApiPropertyOptional({ example: 'Website forms', maxLength: 200, description: 'Default: the slug' })
+  @ApiPropertyOptional({ example: 'Website forms', maxLength: 200, description: 'One line, not blank. Default: the slug' })
   @IsOptional()
   @IsString()
   @Length(1, 200)
+  @Matches(ONE_LINE_NAME, { message: ONE_LINE_NAME_MESSAGE })
   name?: string;
 
   @ApiPropertyOptional({ example: 'prj_3xVb9QmT0kLw2sZr8NcY1p', description: 'A project of the account' })

@@ -1,0 +1,254 @@
+import { randomBytes } from 'node:crypto';
+import nodemailer, { type Transporter } from 'nodemailer';
+import { Webhook } from 'standardwebhooks';
+import { BOUNCE_DOMAIN, BounceHarness, startBounceHarness } from '../support/bounce-harness';
+import { bearer } from '../support/factories';
+import { startWebhookReceiver, WebhookReceiver } from '../support/webhook-receiver';
+import { waitFor } from '../support/wait-for';
+
+interface Status {
+  status: string;
+  events: { type: string; recipient?: string; detail?: string }[];
+}
+type HookBody = { type: string; messageId?: string };
+
+const SECRET = 'bounce-events-secret';
+const OWNER = 'owner@elsewhere.test';
+
+/**
+ * Bounces reported after sending (D-39, D-24, D-31): a provider's call is applied whole or not at all, once; a bounce
+ * report received by mail once, whatever the forward beside it did; events find Mailroom's own message, never a
+ * forwarded copy that keeps its Message-ID; soft bounces suppress only SOFT_BOUNCE_SUPPRESS_COUNT of them.
+ */
+describe('bounce events', () => {
+  let h: BounceHarness;
+  let receiver: WebhookReceiver<HookBody>;
+  let client: Transporter;
+  const unique = () => randomBytes(4).toString('hex');
+  const provider = new Webhook(Buffer.from(SECRET, 'utf8'), { format: 'raw' });
+
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver<HookBody>();
+    h = await startBounceHarness(
+      { alias: [OWNER], keep: ['keeper@elsewhere.test'] },
+      {
+        PROVIDER_WEBHOOK_SECRET: SECRET,
+        SOFT_BOUNCE_SUPPRESS_COUNT: '2',
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+        WEBHOOK_POLL_INTERVAL_MS: '50',
+      },
+    );
+    await h.t.http
+      .post('/email/webhooks')
+      .set(bearer(h.adminKey))
+      .send({ url: `${receiver.base}/hooks`, events: ['bounced', 'delivered'] })
+      .expect(201);
+    client = nodemailer.createTransport({ host: '127.0.0.1', port: h.port, secure: false, ignoreTLS: true });
+  });
+
+  afterAll(async () => {
+    client?.close();
+    await h?.db.query('DROP TRIGGER IF EXISTS e2e_fail_once ON suppression_entries').catch(() => undefined);
+    await h?.db.query('DROP TRIGGER IF EXISTS e2e_fail_once ON inbound_messages').catch(() => undefined);
+    await h?.close();
+    await receiver?.close();
+  });
+
+  const statusOf = async (messageId: string): Promise<Status> =>
+    (await h.t.http.get(`/email/status/${messageId}`).set(bearer(h.adminKey)).expect(200)).body;
+  const eventsOf = async (messageId: string, type: string) => (await statusOf(messageId)).events.filter((e) => e.type === type);
+  const suppressed = async (email: string): Promise<boolean> =>
+    (await h.t.http.get('/email/suppression/check').query({ email }).set(bearer(h.adminKey)).expect(200)).body.suppressed;
+  const hooksOf = (messageId: string, type: string) =>
+    receiver.received.filter((r) => r.body.type === type && r.body.messageId === messageId);
+
+  /** A message Mailroom sent and the relay took: its id, return path and Message-ID. */
+  const sent = async (to = `ada-${unique()}@example.org`) => {
+    const subject = `sent ${unique()}`;
+    const res = await h.t.http
+      .post('/email/send')
+      .set(bearer(h.adminKey))
+      .send({ from: `hello@${BOUNCE_DOMAIN}`, to, subject, text: 'hi' })
+      .expect(200);
+    const outgoing = await h.sink.waitFor((m) => m.parsed?.subject === subject);
+    const messageId = res.body.messageId as string;
+    await waitFor(
+      `${messageId} sent`,
+      () => h.statusOf(messageId),
+      (s) => s === 'sent',
+    );
+    return { messageId, to, returnPath: outgoing.envelope.mailFrom, headerMessageId: outgoing.parsed!.messageId! };
+  };
+
+  const post = (body: unknown, id = `evt_${unique()}`) => {
+    const payload = JSON.stringify(body);
+    const at = new Date();
+    return h.t.http
+      .post('/provider/events')
+      .set({
+        'Content-Type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': provider.sign(id, at, payload),
+      })
+      .send(payload);
+  };
+
+  /** INSERTs into `table` fail (a trigger in this test's own database) until `allowInserts`. */
+  const failInserts = async (table: string) => {
+    await h.db.query(
+      `CREATE OR REPLACE FUNCTION e2e_fail_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN RAISE EXCEPTION 'injected failure'; END $$`,
+    );
+    await h.db.query(`CREATE TRIGGER e2e_fail_once BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION e2e_fail_insert()`);
+  };
+  const allowInserts = (table: string) => h.db.query(`DROP TRIGGER IF EXISTS e2e_fail_once ON ${table}`);
+
+  it('applies a provider call whole or not at all: a retry after a failed statement applies it once', async () => {
+    const { messageId, to } = await sent();
+    await failInserts('suppression_entries');
+    const id = `evt_${unique()}`;
+    const body = { messageId, type: 'bounced', recipient: to, reason: '550 5.1.1 no such user' };
+    const failed = await post(body, id);
+    await allowInserts('suppression_entries');
+    expect(failed.status).toBe(500);
+    expect(await eventsOf(messageId, 'bounced')).toHaveLength(0);
+    expect(await h.statusOf(messageId)).toBe('sent');
+    expect(await suppressed(to)).toBe(false);
+
+    await post(body, id).expect(202, { received: 1, applied: 1, ignored: 0 });
+    await post(body, id).expect(202, { received: 1, applied: 0, ignored: 1, duplicate: true });
+    expect(await eventsOf(messageId, 'bounced')).toHaveLength(1);
+    expect(await h.statusOf(messageId)).toBe('bounced');
+    expect(await suppressed(to)).toBe(true);
+    await waitFor(
+      'the bounced webhook',
+      () => hooksOf(messageId, 'bounced'),
+      (hooks) => hooks.length > 0,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(hooksOf(messageId, 'bounced')).toHaveLength(1);
+  });
+
+  it('finds Mailroom’s own message by its id or return path, and a Message-ID only when it names one message', async () => {
+    const original = await sent();
+    // A forwarded message that keeps the sent one's Message-ID (as forwarding does), to another address.
+    const subject = `copy ${unique()}`;
+    const raw = Buffer.from(
+      [
+        'From: Sender <sender@origin.test>',
+        `To: alias@${BOUNCE_DOMAIN}`,
+        `Subject: ${subject}`,
+        `Message-ID: ${original.headerMessageId}`,
+        'Date: Mon, 23 Nov 2026 10:00:00 +0000',
+        'Content-Type: text/plain; charset=utf-8',
+        '',
+        'Hello.',
+        '',
+      ].join('\r\n'),
+    );
+    await client.sendMail({ envelope: { from: 'sender@origin.test', to: [`alias@${BOUNCE_DOMAIN}`] }, raw });
+    const copy = await h.forwardedMessage(subject);
+    await waitFor(
+      'the copy sent',
+      () => h.statusOf(copy.id),
+      (s) => s === 'sent',
+    );
+
+    // Without a recipient the Message-ID names both: neither is touched.
+    await post({ messageId: original.headerMessageId, type: 'delivered' }).expect(202, { received: 1, applied: 0, ignored: 1 });
+    expect(await h.statusOf(original.messageId)).toBe('sent');
+    expect(await h.statusOf(copy.id)).toBe('sent');
+
+    // The return path names the original exactly, whatever Message-ID comes with it.
+    await post({ returnPath: original.returnPath, messageId: original.headerMessageId, type: 'delivered' }).expect(202, {
+      received: 1,
+      applied: 1,
+      ignored: 0,
+    });
+    expect(await h.statusOf(original.messageId)).toBe('delivered');
+    expect(await h.statusOf(copy.id)).toBe('sent');
+
+    // A Message-ID with the recipient of one of them: that one only.
+    await post({ messageId: original.headerMessageId, type: 'bounced', recipient: OWNER, reason: '550 5.1.1 gone' }).expect(202, {
+      received: 1,
+      applied: 1,
+      ignored: 0,
+    });
+    expect(await h.statusOf(copy.id)).toBe('bounced');
+    expect(await eventsOf(original.messageId, 'bounced')).toHaveLength(0);
+  });
+
+  it('suppresses an address after SOFT_BOUNCE_SUPPRESS_COUNT soft bounces, counting again after a delivery', async () => {
+    const to = `soft-${unique()}@example.org`;
+    const first = await sent(to);
+    await post({ messageId: first.messageId, type: 'bounced', bounceType: 'soft', reason: 'mailbox full' }).expect(202);
+    expect(await h.statusOf(first.messageId)).toBe('bounced');
+    expect(await suppressed(to)).toBe(false);
+
+    // A delivery to it starts the count again.
+    const delivered = await sent(to);
+    await post({ messageId: delivered.messageId, type: 'delivered' }).expect(202);
+    const second = await sent(to);
+    await post({ messageId: second.messageId, type: 'bounced', reason: '452 4.2.2 Mailbox full' }).expect(202);
+    expect(await suppressed(to)).toBe(false);
+
+    // The same soft bounce reported again (another call) counts once.
+    await post({ messageId: second.messageId, type: 'bounced', reason: '452 4.2.2 Mailbox full' }).expect(202);
+    expect(await suppressed(to)).toBe(false);
+
+    const third = await sent(to);
+    await post({ messageId: third.messageId, type: 'bounced', bounceType: 'soft', reason: 'mailbox full' }).expect(202);
+    expect(await suppressed(to)).toBe(true);
+  });
+
+  it('records a bounce report once when the forward beside it failed and the sender sent it again', async () => {
+    const { messageId, to, returnPath, headerMessageId } = await sent();
+    const dsn = Buffer.from(
+      [
+        'From: Mail Delivery Subsystem <mailer-daemon@origin.test>',
+        `To: ${returnPath}`,
+        'Subject: Delivery Status Notification (Failure)',
+        `Message-ID: <dsn-${unique()}@origin.test>`,
+        'MIME-Version: 1.0',
+        'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
+        '',
+        '--b1',
+        'Content-Type: text/plain',
+        '',
+        "Your message wasn't delivered.",
+        '',
+        '--b1',
+        'Content-Type: message/delivery-status',
+        '',
+        'Reporting-MTA: dns; origin.test',
+        '',
+        `Final-Recipient: rfc822; ${to}`,
+        'Action: failed',
+        'Status: 5.1.1',
+        `Diagnostic-Code: smtp; 550 5.1.1 <${to}>: no such user`,
+        '',
+        '--b1',
+        'Content-Type: text/rfc822-headers',
+        '',
+        `Message-ID: ${headerMessageId}`,
+        '',
+        '--b1--',
+        '',
+      ].join('\r\n'),
+    );
+    // One transaction to the return path and to a forwarding alias: the forward's commit fails once (451).
+    const envelope = { from: 'sender@origin.test', to: [returnPath, `keep@${BOUNCE_DOMAIN}`] };
+    await failInserts('inbound_messages');
+    await expect(client.sendMail({ envelope, raw: dsn })).rejects.toMatchObject({ responseCode: 451 });
+    await allowInserts('inbound_messages');
+    await client.sendMail({ envelope, raw: dsn });
+    await waitFor(
+      'the bounce recorded',
+      () => eventsOf(messageId, 'bounced'),
+      (events) => events.length > 0,
+    );
+    expect(await eventsOf(messageId, 'bounced')).toHaveLength(1);
+    expect(await suppressed(to)).toBe(true);
+  });
+});
