@@ -4,8 +4,10 @@ import { DataSource, EntityManager, In, IsNull, Not } from 'typeorm';
 import { Account } from '../accounts/account.entity';
 import { patchAccountSettings } from '../accounts/account-settings';
 import { SecretBox } from '../common/crypto/secret-box';
+import { ownValue, UserKeyed, userKeyed, userKeyedFrom } from '../common/records';
 import { AppException } from '../common/errors/app.exception';
 import type { FieldError } from '../common/settings-checker';
+import { DomainChanges } from '../domains/domain-changes';
 import { Domain } from '../domains/domain.entity';
 import { DomainsService } from '../domains/domains.service';
 import { Collection } from '../forms/collections/collection.entity';
@@ -58,6 +60,7 @@ export class AccountConfigService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly domains: DomainsService,
+    private readonly domainChanges: DomainChanges,
     private readonly domainForms: DomainFormsService,
     private readonly collections: CollectionsService,
     private readonly projects: ProjectsService,
@@ -82,6 +85,12 @@ export class AccountConfigService {
       return this.plan(manager, accountId, file, options, true);
     });
     if (result.changes.some((change) => change.kind === 'settings')) this.quotas.accountChanged(accountId);
+    // Told once committed: a post told earlier would read (and cache for 10 s) the domains the push removes.
+    for (const change of result.changes) {
+      if (change.kind === 'domain' && change.action !== 'update') {
+        await this.domainChanges.changed(accountId, change.path.slice('domains.'.length));
+      }
+    }
     return result;
   }
 
@@ -120,7 +129,7 @@ export class AccountConfigService {
     target: AccountConfig,
   ): Promise<FieldError[]> {
     const problems: FieldError[] = unknownProjects(desired, target);
-    const newDomains = Object.keys(desired.domains).filter((name) => !current.domains[name]);
+    const newDomains = Object.keys(desired.domains).filter((name) => !Object.hasOwn(current.domains, name));
     for (const name of await this.domains.verifiedElsewhere(accountId, newDomains)) {
       problems.push({ field: `domains.${name}`, message: 'is verified by another account' });
     }
@@ -131,7 +140,7 @@ export class AccountConfigService {
     }
     const formTemplate = (name: string | undefined, field: string) => {
       if (name === undefined) return;
-      const template = target.templates[name];
+      const template = ownValue(target.templates, name);
       if (!template) problems.push({ field, message: `no template named ${name} in the file or the account` });
       else if (!FORM_TEMPLATE_TYPES.includes(template.type)) {
         problems.push({ field, message: `${name} is an ${template.type} template; forms use form or acknowledgment templates` });
@@ -161,7 +170,7 @@ export class AccountConfigService {
   /** Makes the account look like `target`: every owner whose part differs is written by its own service. */
   private async write(manager: EntityManager, accountId: string, current: AccountConfig, target: AccountConfig): Promise<void> {
     const differs = <T>(before: Record<string, T>, after: Record<string, T>) => ({
-      upserts: Object.entries(after).filter(([key, value]) => canonical(before[key]) !== canonical(value)),
+      upserts: Object.entries(after).filter(([key, value]) => canonical(ownValue(before, key)) !== canonical(value)),
       removed: Object.keys(before).filter((key) => !Object.hasOwn(after, key)),
     });
 
@@ -224,32 +233,34 @@ export class AccountConfigService {
     const templates = await manager.find(Template, { where: { accountId }, order: { name: 'ASC' } });
 
     const projectSlugs = new Map(projects.map((project) => [project.id, project.slug]));
-    config.projects = Object.fromEntries(projects.map((project) => [project.slug, project.name]));
+    config.projects = userKeyedFrom(projects.map((project) => [project.slug, project.name]));
     const recorded = account.settings?.[CONFIG_SETTINGS] as ConfigSettings | undefined;
     const configured = projects.find((project) => project.id === recorded?.project);
     if (configured) config.project = { slug: configured.slug, name: configured.name };
     const globalLimits = parseGlobalLimits(account.settings?.global_limits);
     config.settings = Object.keys(globalLimits).length > 0 ? { global_limits: globalLimits } : {};
 
-    const formsOf = new Map<string, Record<string, FormSettings>>();
+    const formsOf = new Map<string, UserKeyed<FormSettings>>();
     for (const form of forms) {
       const owner = form.domainId ?? form.collectionId!;
       if (form.domainId && form.slug === CONTACT_FORM_SLUG) continue;
-      formsOf.set(owner, { ...formsOf.get(owner), [form.slug!]: withOpenCaptchaSecret(this.secrets, form.settings) });
+      const owned = formsOf.get(owner) ?? userKeyed<FormSettings>();
+      owned[form.slug!] = withOpenCaptchaSecret(this.secrets, form.settings);
+      formsOf.set(owner, owned);
     }
     for (const domain of domains) {
       config.domains[domain.name] = {
         ...(domain.settings.contactRecipients ? { contactRecipients: domain.settings.contactRecipients } : {}),
         ...(domain.settings.inboundFiltering ? { inboundFiltering: domain.settings.inboundFiltering } : {}),
         forwarding: domain.settings.forwarding ?? {},
-        forms: formsOf.get(domain.id) ?? {},
+        forms: formsOf.get(domain.id) ?? userKeyed(),
       };
     }
     for (const collection of collections) {
       config.collections[collection.slug] = {
         name: collection.name,
         project: collection.projectId ? (projectSlugs.get(collection.projectId) ?? null) : null,
-        forms: formsOf.get(collection.id) ?? {},
+        forms: formsOf.get(collection.id) ?? userKeyed(),
       };
     }
     for (const template of templates) config.templates[template.name] = templateConfigOf(template);

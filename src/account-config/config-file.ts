@@ -1,3 +1,4 @@
+import { ownValue, userKeyed, userKeyedFrom } from '../common/records';
 import { FieldError, isSlug, SettingsChecker, SLUG_PATTERN, slugRule } from '../common/settings-checker';
 import { checkForwarding, checkInboundFiltering, DOMAIN_LIMITS, InboundFiltering } from '../domains/domain-settings';
 import { normalizeDomainName } from '../domains/domain-name';
@@ -76,8 +77,9 @@ export const CONFIG_LIMITS = {
   templatePart: 512 * 1024,
 } as const;
 
+/** Sections keyed by what users name (a project or collection `constructor`, a template `toString`): no prototype. */
 export function emptyConfig(): AccountConfig {
-  return { project: null, projects: {}, settings: null, domains: {}, collections: {}, templates: {} };
+  return { project: null, projects: userKeyed(), settings: null, domains: userKeyed(), collections: userKeyed(), templates: userKeyed() };
 }
 
 /**
@@ -98,9 +100,9 @@ export function checkConfigFile(file: unknown): { config: AccountConfig; errors:
   config.projects = checkKeyed(file.projects, 'projects', CONFIG_LIMITS.projects, check, checkProjectEntry);
   if (config.project) {
     const { slug, name } = config.project;
-    const listed = config.projects[slug];
+    const listed = ownValue(config.projects, slug);
     if (listed !== undefined && listed !== name) check.fail(`projects.${slug}.name`, `differs from project.name (${name})`);
-    config.projects = { [slug]: name, ...config.projects };
+    config.projects = userKeyedFrom([[slug, name], ...Object.entries(config.projects)]);
   }
   if (file.settings != null) config.settings = checkSettings(file.settings, check);
   config.domains = checkKeyed(file.domains, 'domains', CONFIG_LIMITS.domains, check, checkDomainEntry);
@@ -113,7 +115,7 @@ type EntryChecker<T> = (key: string, value: unknown, field: string, check: Setti
 
 /** A section keyed by name (projects, domains, collections, templates): each entry checked, duplicate keys after normalizing refused. */
 function checkKeyed<T>(section: unknown, field: string, max: number, check: SettingsChecker, entry: EntryChecker<T>): Record<string, T> {
-  const out: Record<string, T> = {};
+  const out = userKeyed<T>();
   if (section == null) return out;
   if (!check.isObject(section, field)) return out;
   const entries = Object.entries(section);

@@ -260,6 +260,25 @@ describe('checkConfigFile', () => {
     expect(errors).toEqual([{ field: 'domains.a.example.', message: 'a.example is named twice' }]);
   });
 
+  it('takes a name Object.prototype has (a project or collection `constructor`) as any other name', () => {
+    const { config, errors } = checkConfigFile({
+      project: { name: 'Main', slug: 'constructor' },
+      projects: { constructor: { name: 'Main' } },
+      collections: { constructor: { name: 'Signups' } },
+    });
+    expect(errors).toEqual([]);
+    expect(Object.entries(config.projects)).toEqual([['constructor', 'Main']]);
+    const target = mergeConfig(emptyConfig(), config, false);
+    expect(target.collections.constructor).toEqual({ name: 'Signups', project: 'constructor', forms: {} });
+    expect(planChanges(emptyConfig(), target).map((c) => [c.action, c.path])).toEqual([
+      ['create', 'projects.constructor'],
+      ['create', 'collections.constructor'],
+    ]);
+    const exported = checkConfigFile(JSON.parse(JSON.stringify(toConfigFile(target))));
+    expect(exported.errors).toEqual([]);
+    expect(planChanges(target, mergeConfig(target, exported.config, true))).toEqual([]);
+  });
+
   it('refuses what is not a mapping of sections', () => {
     expect(checkConfigFile([]).errors).toEqual([{ field: '(file)', message: expect.stringContaining('must be an object') }]);
     expect(checkConfigFile(undefined).errors).toHaveLength(1);

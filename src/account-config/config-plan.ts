@@ -1,3 +1,4 @@
+import { mergeUserKeyed, ownValue } from '../common/records';
 import type { FieldError } from '../common/settings-checker';
 import type { FormSettings } from '../forms/form-settings';
 import { AccountConfig, formToFile } from './config-file';
@@ -33,11 +34,12 @@ interface Resource {
  * says (a form, template or rule is replaced whole); what it does not name is kept, or deleted when pruning.
  */
 export function mergeConfig(current: AccountConfig, file: AccountConfig, prune: boolean): AccountConfig {
+  // Keyed by what users name: records without a prototype, read by own keys only (records.ts).
   const keep = <T>(before: Record<string, T>, named: Record<string, T>): Record<string, T> =>
-    prune ? { ...named } : { ...before, ...named };
-  const domains: AccountConfig['domains'] = prune ? {} : { ...current.domains };
+    prune ? mergeUserKeyed(named) : mergeUserKeyed(before, named);
+  const domains: AccountConfig['domains'] = mergeUserKeyed(prune ? {} : current.domains);
   for (const [name, domain] of Object.entries(file.domains)) {
-    const before = current.domains[name];
+    const before = ownValue(current.domains, name);
     domains[name] = {
       ...(domain.contactRecipients ? { contactRecipients: domain.contactRecipients } : {}),
       ...(domain.inboundFiltering ? { inboundFiltering: domain.inboundFiltering } : {}),
@@ -46,9 +48,9 @@ export function mergeConfig(current: AccountConfig, file: AccountConfig, prune: 
     };
   }
   const project = file.project ?? (prune ? null : current.project);
-  const collections: AccountConfig['collections'] = prune ? {} : { ...current.collections };
+  const collections: AccountConfig['collections'] = mergeUserKeyed(prune ? {} : current.collections);
   for (const [slug, collection] of Object.entries(file.collections)) {
-    const forms = keep(current.collections[slug]?.forms ?? {}, collection.forms);
+    const forms = keep(ownValue(current.collections, slug)?.forms ?? {}, collection.forms);
     collections[slug] = { name: collection.name, project: projectOf(current, file, slug), forms };
   }
   // A project the file does not list is kept while a collection is still in it, even when pruning.
@@ -71,10 +73,10 @@ export function mergeConfig(current: AccountConfig, file: AccountConfig, prune: 
  * file without one, the project it is in already (a new collection: none). Only the file moves a collection.
  */
 function projectOf(current: AccountConfig, file: AccountConfig, slug: string): string | null {
-  const named = file.collections[slug].project;
+  const named = ownValue(file.collections, slug)?.project;
   if (named !== undefined) return named;
   if (file.project) return file.project.slug;
-  return current.collections[slug]?.project ?? null;
+  return ownValue(current.collections, slug)?.project ?? null;
 }
 
 /** Each collection of the file that names a project neither the file nor the account has, by its path. */
@@ -161,8 +163,8 @@ function resourcesOf(config: AccountConfig): Map<string, Resource> {
 function changedFields(before: Record<string, unknown>, after: Record<string, unknown>): FieldChange[] {
   const names = [...new Set([...Object.keys(before), ...Object.keys(after)])];
   return names
-    .filter((field) => canonical(before[field]) !== canonical(after[field]))
-    .map((field) => ({ field, before: before[field] ?? null, after: after[field] ?? null }));
+    .filter((field) => canonical(ownValue(before, field)) !== canonical(ownValue(after, field)))
+    .map((field) => ({ field, before: ownValue(before, field) ?? null, after: ownValue(after, field) ?? null }));
 }
 
 /** JSON with object keys sorted: two values are equal when these are. */

@@ -1,3 +1,4 @@
+import { Liquid } from 'liquidjs';
 import { mergeUserKeyed, ownValue, userKeyed, userKeyedFrom } from './records';
 
 describe('user-keyed records', () => {
@@ -38,6 +39,22 @@ describe('user-keyed records', () => {
       ['__proto__', 'own'],
     ]);
     expect(Object.getPrototypeOf(merged)).toBeNull();
+  });
+
+  it('print as a plain object does, in Liquid too, without a key of their own for it', async () => {
+    const form = userKeyedFrom([
+      ['name', 'Ann'],
+      ['toString', 'x'],
+    ]);
+    // What Handlebars does to a value it prints: `'' + value`.
+    const printed: unknown = mergeUserKeyed(form);
+    expect(String(printed)).toBe('[object Object]');
+    expect('' + (printed as string)).toBe('[object Object]');
+    await expect(new Liquid().parseAndRender('{{ form }} {{ form.name }} {{ form.toString }}', { form })).resolves.toBe(
+      '[object Object] Ann x',
+    );
+    expect(Object.keys(form)).toEqual(['name', 'toString']);
+    expect(JSON.stringify({ ...form })).toBe('{"name":"Ann","toString":"x"}');
   });
 
   it('read only what a record holds itself', () => {

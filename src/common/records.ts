@@ -7,9 +7,18 @@
  */
 export type UserKeyed<T> = Record<string, T>;
 
+/**
+ * Without a prototype a record has no toString or valueOf either, so printing it whole (`{{ form }}` in Liquid,
+ * `'' + record` in Handlebars) would throw "Cannot convert object to primitive value". It prints as a plain object
+ * does. A symbol, not enumerable: no key a user can write, and JSON.stringify, Object.entries and spreads skip it.
+ */
+const PRINTS_AS_OBJECT: PropertyDescriptorMap = {
+  [Symbol.toPrimitive]: { value: () => '[object Object]', enumerable: false, writable: false, configurable: false },
+};
+
 /** An empty record without a prototype. */
 export function userKeyed<T>(): UserKeyed<T> {
-  return Object.create(null) as UserKeyed<T>;
+  return Object.create(null, PRINTS_AS_OBJECT) as UserKeyed<T>;
 }
 
 /** A record without a prototype holding `entries` in order (later entries of a name win). */

@@ -212,7 +212,7 @@ export class MailEnvSchema {
   PROVIDER_WEBHOOK_SECRET?: string = undefined;
 
   /**
-   * Soft bounces (a provider's transient bounce, a DSN failing with a 4.x.x Status) of one address within
+   * Soft bounces (a provider's transient bounce, a full mailbox (5.2.x), a DSN failing with a 4.x.x or 5.2.x Status) of one address within
    * SOFT_BOUNCE_WINDOW_DAYS that put it on the account's suppression list (D-39); a delivery to it starts the
    * count again. 0: soft bounces never suppress.
    */

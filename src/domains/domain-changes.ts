@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import type { Invalidatable } from '../common/invalidated-cache';
 import { RedisService } from '../redis/redis.service';
 
 /** A domain that was verified, failed, added verified or deleted; `name` null: any domain of the account. */
@@ -37,6 +38,18 @@ export class DomainChanges implements OnModuleInit {
 
   register(listener: DomainChangeListener): void {
     this.listeners.push(listener);
+  }
+
+  /**
+   * Drops from `cache` what each change makes stale: the entry `keyOf` names (by default the account's), everything
+   * when it names none or when changes may have been missed.
+   */
+  invalidates(cache: Invalidatable<string>, keyOf: (change: DomainChange) => string | null = (change) => change.accountId): void {
+    this.register((change) => {
+      const key = change && keyOf(change);
+      if (key === null) cache.clear();
+      else cache.invalidate(key);
+    });
   }
 
   /** Tells this instance's listeners now and the other instances' through Redis (best effort: their caches expire anyway). */

@@ -119,7 +119,8 @@ export class DomainsService {
   /**
    * Writes the declarative configuration's domains in the caller's transaction (checked already): each of
    * `upserts` is created if new, its settings made exactly these; `remove` are deleted. Answers the upserted
-   * domains by name.
+   * domains by name. The caller tells DomainChanges of the created and removed ones once its transaction commits
+   * (AccountConfigService.push): told before, a lookup in between would cache the old list until it expires.
    */
   async applyConfig(
     manager: EntityManager,
@@ -153,8 +154,6 @@ export class DomainsService {
       }
       written.set(name, domain);
     }
-    // Told before the caller's commit: a lookup in between keeps the old list until its cache expires (10 s at most).
-    if (remove.length || created.size) await this.changes.changed(accountId, null);
     return written;
   }
 

@@ -148,29 +148,37 @@ export class DeliveryService {
     // through that wait (deliveries behind it would wait for the pacer all the same).
     const release = await this.budget.acquire(message.loadBytes);
     try {
-      // One transaction, or one per recipient for a message with unsubscribe links (recipient-copies.ts).
-      const copies = recipientCopies(message, recipients);
-      const sources = await this.sources(message);
+      // One transaction, or one per recipient for a message whose copies differ by their unsubscribe links (recipient-copies.ts).
+      const { copies, compose } = await this.sources(message, recipients);
       const signed = async (copy: RecipientCopy) => {
-        const composed = await sources(copy);
+        const composed = await compose(copy);
         return dkim ? signSource(composed, dkim) : composed;
       };
-      const first = await signed(copies[0]);
+      // Each copy is built just before its send and dropped after it: an attempt never holds all its copies.
+      let next: MessageSource | undefined = await signed(copies[0]);
       await this.pacer.acquire(recipients.length);
       if (message.status === 'scheduled' && !(await this.store.claimScheduled(message.id))) return; // cancelled meanwhile
 
       try {
         const from = message.envelopeFrom ?? this.returnPaths.address(message.id);
-        const result = await sendCopies(
+        const { lateFailure, ...answers } = await sendCopies(
           copies,
-          async (copy, i) =>
-            this.transport.send({ messageId, from, recipients: copy.recipients, source: i === 0 ? first : await signed(copy) }),
-          (err) => this.logger.warn(`A copy of ${messageId} failed; its recipients and the rest wait for the next attempt: ${err.message}`),
+          async (copy) => {
+            const source = next ?? (await signed(copy));
+            next = undefined;
+            return this.transport.send({ messageId, from, recipients: copy.recipients, source });
+          },
+          {
+            // Kept as the copies go: after a worker died between them, the next attempt does not send them again.
+            onCopy: (sofar) => this.outcomes.save(message.id, { ...outcome, ...sofar }),
+            onLateError: (err) => this.logger.warn(`A copy of ${messageId} failed; its recipients and the rest wait: ${err.message}`),
+          },
         );
-        Object.assign(outcome, result);
-        // Relaying denied (5.7.x and the like at RCPT TO) is the provider refusing our mail, not the recipients failing.
-        const refusal = providerRefusal(result.rejected);
-        if (refusal) void this.providerHealth.failing(refusal, 'the refused recipients fail, nobody is suppressed');
+        Object.assign(outcome, answers);
+        // Relaying denied to every recipient (5.7.x and the like at RCPT TO) is the provider refusing our mail.
+        const refusal = lateFailure ?? providerRefusal(answers);
+        if (refusal)
+          void this.providerHealth.failing(refusal, lateFailure ? undefined : 'the refused recipients fail, nobody is suppressed');
         else this.providerHealth.working();
       } catch (err) {
         if (!(err instanceof ProviderFailure)) throw err;
@@ -313,28 +321,32 @@ export class DeliveryService {
    * was taken (D-31); any other composed from its content, tracked (its click links recorded before it can leave), a
    * copy for one recipient with that recipient's unsubscribe links, its stored attachments read as it is sent.
    */
-  private async sources(message: DeliverableMessage): Promise<(copy: RecipientCopy) => Promise<MessageSource>> {
-    if (!message.inboundMessageId) {
-      const content = message.content ?? (await this.store.contentForDelivery(message.id));
-      if (!content) throw new DeliveryError('the message is gone');
-      if (isDsnContent(content)) {
-        const dsn = bufferSource(composeDsn(message.id, message.headerMessageId, content));
-        return () => Promise.resolve(dsn);
-      }
-      const tracked = await this.trackedContent.contentToSend({ ...message, content });
-      return async ({ unsubscribeFor }) => {
-        const own = unsubscribeFor ? this.trackedContent.contentFor(message.id, tracked, unsubscribeFor) : tracked;
-        const compose = () => composeMime(message.id, message.headerMessageId, own, (attachment) => this.attachments.open(attachment));
+  private async sources(message: DeliverableMessage, recipients: string[]): Promise<Sources> {
+    const asIs = (source: MessageSource): Sources => ({
+      copies: recipientCopies(message, recipients, null),
+      compose: () => Promise.resolve(source),
+    });
+    if (message.inboundMessageId) {
+      const received = await this.store.receivedSource(message.inboundMessageId);
+      if (!received) throw new DeliveryError(`the received message ${message.inboundMessageId} is gone`);
+      return asIs(bufferSource(received));
+    }
+    const content = message.content ?? (await this.store.contentForDelivery(message.id));
+    if (!content) throw new DeliveryError('the message is gone');
+    if (isDsnContent(content)) return asIs(bufferSource(composeDsn(message.id, message.headerMessageId, content)));
+    const shared = await this.trackedContent.contentToSend({ ...message, content });
+    const own = (recipient: string) => this.trackedContent.contentFor(message.id, shared, recipient);
+    return {
+      copies: recipientCopies(message, recipients, { shared, own }),
+      compose: async ({ unsubscribeFor }) => {
+        const copy = unsubscribeFor ? own(unsubscribeFor) : shared;
+        const compose = () => composeMime(message.id, message.headerMessageId, copy, (attachment) => this.attachments.open(attachment));
         // Most mail (small, loaded with its row, nothing stored apart) is composed once, then signed and sent from its
         // bytes; the rest is composed at each reading (DKIM's body hash, then the send) rather than held whole.
-        if (message.content && !own.attachments.some(isStored)) return bufferSource(await buffer(compose()));
+        if (message.content && !copy.attachments.some(isStored)) return bufferSource(await buffer(compose()));
         return compose;
-      };
-    }
-    const received = await this.store.receivedSource(message.inboundMessageId);
-    if (!received) throw new DeliveryError(`the received message ${message.inboundMessageId} is gone`);
-    const source = bufferSource(received);
-    return () => Promise.resolve(source);
+      },
+    };
   }
 
   /** Ends a message that must not go out at all. */
@@ -416,6 +428,12 @@ export class DeliveryService {
     const found = new Map(await Promise.all(distinct.map(async (l) => [id(l), await find(l)] as const)));
     return allFulfilled(lookups.map((l) => found.get(id(l)) ?? null));
   }
+}
+
+/** The transactions an attempt sends, and the bytes of each. */
+interface Sources {
+  copies: RecipientCopy[];
+  compose: (copy: RecipientCopy) => Promise<MessageSource>;
 }
 
 /** A verified domain by name, in one account or (null) in whichever holds it. */

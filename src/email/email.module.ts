@@ -27,7 +27,7 @@ import { ListSendsService } from './list-sends/list-sends.service';
 import { MessagesRepository } from './messages.repository';
 import { PersonalMessages } from './personal-messages';
 import { ProviderHealthModule } from './provider-health.module';
-import { ReturnPaths } from './return-path';
+import { ReturnPathsModule } from './return-paths.module';
 import { SendPacer } from './send-pacer';
 import { MAIL_TRANSPORT, MailTransport } from './transport/mail-transport';
 import { OutboxTransport } from './transport/outbox.transport';
@@ -75,6 +75,7 @@ export class EmailModule {
         TrackingLinksModule,
         ListsModule,
         QuotasModule,
+        ReturnPathsModule,
         TypeOrmModule.forFeature([ListSend]),
       ],
       controllers: [EmailController, ListSendsController],
@@ -86,11 +87,10 @@ export class EmailModule {
         ListSendsService,
         ListSendQueue,
         BatchSendsService,
-        ReturnPaths,
         ForwardFailureReports,
         ...workerProviders,
       ],
-      exports: [ReturnPaths, ForwardFailureReports],
+      exports: [ReturnPathsModule, ForwardFailureReports],
     };
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppException } from '../common/errors/app.exception';
-import { ExpiringMap } from '../common/expiring-map';
+import { InvalidatedCache } from '../common/invalidated-cache';
 import { ErrorCode } from '../common/errors/error-code';
 import { hostMatchesDomain } from '../common/domain-match';
 import { IdempotencyClaim, IdempotencyStore } from '../common/idempotency/idempotency.store';
@@ -40,7 +40,7 @@ export interface SendOptions {
 /** The send API (D-14 … D-19): checks and renders a send, then hands it to the outbox; a message's status, and cancelling it. */
 @Injectable()
 export class EmailService {
-  private readonly domainCache = new ExpiringMap<string, Domain>(DOMAIN_CACHE_MS);
+  private readonly domainCache = new InvalidatedCache<string, Domain | null>(DOMAIN_CACHE_MS);
 
   constructor(
     private readonly outbox: OutboxService,
@@ -55,9 +55,7 @@ export class EmailService {
     domainChanges: DomainChanges,
   ) {
     // A deleted domain sends no more, on any instance.
-    domainChanges.register((change) =>
-      change?.name ? this.domainCache.delete(`${change.accountId}/${change.name}`) : this.domainCache.clear(),
-    );
+    domainChanges.invalidates(this.domainCache, (change) => (change.name ? `${change.accountId}/${change.name}` : null));
   }
 
   /** Accepts a message: answers only after it is committed (D-16), then queues its delivery. */
@@ -219,13 +217,12 @@ export class EmailService {
     return { subject: dto.subject!, text: dto.text, html: dto.html };
   }
 
-  private async verifiedDomain(accountId: string, name: string): Promise<Domain | null> {
-    const cacheKey = `${accountId}/${name}`;
-    const cached = this.domainCache.get(cacheKey);
-    if (cached) return cached;
-    const domain = await this.domains.findVerified(accountId, name);
+  private verifiedDomain(accountId: string, name: string): Promise<Domain | null> {
     // Only hits are kept: a domain verified a moment ago must work at once.
-    if (domain) this.domainCache.set(cacheKey, domain);
-    return domain;
+    return this.domainCache.load(
+      `${accountId}/${name}`,
+      () => this.domains.findVerified(accountId, name),
+      (domain) => domain !== null,
+    );
   }
 }

@@ -43,6 +43,12 @@ describe('ProviderHealth', () => {
 
       await b.failing('ECONNECTION: connect ECONNREFUSED');
       expect(errors).toHaveBeenCalledTimes(2);
+
+      // /health/ready is public: what it reads has no address of anyone; the error log has the whole line.
+      await connections[0].client.del(connections[0].key('email', 'provider-failure'));
+      await a.failing('RCPT TO ann@example.org: 550 5.7.1 <ann@example.org>: Relaying denied for bounce+x1@mr.test');
+      expect(await b.failure()).toEqual({ state: 'down', reason: 'RCPT TO: 550 5.7.1: Relaying denied for' });
+      expect(String(errors.mock.calls[2][0])).toContain('RCPT TO ann@example.org: 550 5.7.1 <ann@example.org>');
       a.onApplicationShutdown();
       b.onApplicationShutdown();
     } finally {

@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { RedisService } from '../redis/redis.service';
+import { healthReason } from './smtp-outcome';
 
 /**
  * A failure no worker has seen again for this long is forgotten: the D-20 schedule retries at least hourly,
@@ -29,14 +30,15 @@ export class ProviderHealth implements OnApplicationShutdown {
   }
 
   /**
-   * The provider failed a transaction as a whole, or refused recipients by policy (relaying denied: RCPT TO answers
-   * that say it will not take our mail); resolves once recorded (never rejects).
+   * The provider failed a transaction as a whole, or refused all its recipients by policy (relaying denied: RCPT TO
+   * answers that say it will not take our mail); resolves once recorded (never rejects). What every instance's public
+   * /health/ready shows is the answer without its addresses (healthReason); the error log has it whole.
    */
   async failing(description: string, consequence = 'messages are deferred and retried, nobody is suppressed'): Promise<void> {
     clearTimeout(this.clearTimer);
     this.clearTimer = undefined;
     try {
-      const previous = await this.redis.client.set(this.key, description, 'EX', FAILURE_TTL_S, 'GET');
+      const previous = await this.redis.client.set(this.key, healthReason(description), 'EX', FAILURE_TTL_S, 'GET');
       if (previous === null) {
         this.logger.error(`The SMTP provider is failing (${description}): ${consequence}`);
       }

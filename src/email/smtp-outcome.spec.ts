@@ -3,6 +3,7 @@ import {
   classifyTransactionError,
   describeSmtpError,
   failureScope,
+  healthReason,
   providerRefusal,
   refusedByProvider,
   suppressesRecipient,
@@ -114,6 +115,8 @@ describe('suppressesRecipient', () => {
     ['554 transaction failed', 554],
     ['552 exceeded storage allocation', 552],
     ['550 4.2.1 class mismatch: temporary code', 550],
+    ['550 relay not permitted', 550],
+    ['550 authentication required', 550],
   ])('does not suppress on an answer about the content, policy or system: %s', (text, replyCode) => {
     expect(suppressesRecipient({ replyCode, text })).toBe(false);
     expect(failureScope({ replyCode, text })).toBe('message');
@@ -170,13 +173,52 @@ describe('refusedByProvider', () => {
     expect(refusedByProvider(answer(code, response))).toBe(false);
   });
 
-  it('describes the refusals in one line, naming the first', () => {
-    expect(providerRefusal([answer(550, '550 5.1.1 No such user')])).toBeNull();
-    expect(
-      providerRefusal([
-        { recipient: 'a@example.org', responseCode: 550, response: '550 5.7.1 Relaying denied' },
-        { recipient: 'b@example.org', responseCode: 550, response: '550 5.7.1 Relaying denied' },
-      ]),
-    ).toBe('RCPT TO a@example.org: 550 5.7.1 Relaying denied (and 1 more recipients)');
+  it.each([
+    ['550 relay not permitted', 550],
+    ['550 Authentication required', 550],
+    ['554 Relay access denied', 554],
+    ['550 5.0.0 relaying denied', 550],
+  ])('is, without an enhanced code, a refusal that says relay or authentication: %s', (response, code) => {
+    expect(refusedByProvider(answer(code, response))).toBe(true);
+    expect(suppressesRecipient({ replyCode: code, text: response })).toBe(false);
+  });
+
+  it('reads those words outside the addresses: a mailbox named relay@ is still unknown', () => {
+    const unknown = answer(550, '550 <relay@example.org>: no such user');
+    expect(refusedByProvider(unknown)).toBe(false);
+    expect(suppressesRecipient({ replyCode: 550, text: unknown.response })).toBe(true);
+  });
+});
+
+describe('providerRefusal', () => {
+  const relaying = (recipient: string) => ({ recipient, responseCode: 550, response: `550 5.7.1 <${recipient}>: Relaying denied` });
+
+  it('describes a transaction the provider refused as a whole in one line, naming the first recipient', () => {
+    expect(providerRefusal({ accepted: [], rejected: [relaying('a@example.org'), relaying('b@example.org')] })).toBe(
+      'RCPT TO a@example.org: 550 5.7.1 <a@example.org>: Relaying denied (and 1 more recipients)',
+    );
+  });
+
+  it('is null when any recipient was accepted or refused for its address, or nobody was refused', () => {
+    expect(providerRefusal({ accepted: ['b@example.org'], rejected: [relaying('a@example.org')] })).toBeNull();
+    const unknown = { recipient: 'b@example.org', responseCode: 550, response: '550 5.1.1 No such user' };
+    expect(providerRefusal({ accepted: [], rejected: [relaying('a@example.org'), unknown] })).toBeNull();
+    expect(providerRefusal({ accepted: [], rejected: [unknown] })).toBeNull();
+    expect(providerRefusal({ accepted: ['a@example.org'], rejected: [] })).toBeNull();
+  });
+});
+
+describe('healthReason', () => {
+  it('keeps the command, codes and words, and no address of anyone', () => {
+    expect(healthReason('RCPT TO a@example.org: 550 5.7.1 <a@example.org>: Relaying denied (and 1 more recipients)')).toBe(
+      'RCPT TO: 550 5.7.1: Relaying denied (and 1 more recipients)',
+    );
+    expect(healthReason('MAIL FROM: 553 5.7.1 <bounce+m_1@mr.example>: Sender address rejected: not owned by "ann@acme.test"')).toBe(
+      'MAIL FROM: 553 5.7.1: Sender address rejected: not owned by',
+    );
+    expect(healthReason('AUTH PLAIN: 535 5.7.8 Authentication credentials invalid')).toBe(
+      'AUTH PLAIN: 535 5.7.8 Authentication credentials invalid',
+    );
+    expect(healthReason(`DATA: 554 ${'x'.repeat(300)}`)).toHaveLength(200);
   });
 });

@@ -120,6 +120,11 @@ const MAILBOX_DETAILS = new Set(['1.1', '1.2', '1.3', '1.10', '2.1']);
 const UNKNOWN_RECIPIENT_4_1 = /recipient address rejected/i;
 /** Legacy replies that mean "no such user" when nothing more precise is given (RFC 5321 4.2.3). */
 const MAILBOX_REPLIES = new Set([550, 551, 553]);
+/**
+ * Words of a refusal without an enhanced code that is the relay refusing us, not the address failing: Exim's `550 relay
+ * not permitted`, `550 Authentication required`. Read with the addresses taken out (a mailbox may be named relay@…).
+ */
+const RELAY_REFUSAL = /\brelay|authenticat/i;
 /** An enhanced code as a word of its own (not a piece of an IP address or a version number). */
 const ENHANCED_CODE = /(?<![\d.])([245])\.(\d{1,3})\.(\d{1,3})(?![\d.])/;
 /** A reply code at the start of the text, after an optional diagnostic type (`smtp; 550 …`). */
@@ -138,7 +143,7 @@ export function failureScope(report: FailureReport): FailureScope {
   }
   const replyCode = report.replyCode ?? Number(REPLY_CODE.exec(report.text ?? '')?.[1] ?? NaN);
   if (Number.isNaN(replyCode)) return report.status ? 'message' : 'unknown';
-  return MAILBOX_REPLIES.has(replyCode) ? 'mailbox' : 'message';
+  return MAILBOX_REPLIES.has(replyCode) && !RELAY_REFUSAL.test(withoutAddresses(report.text ?? '')) ? 'mailbox' : 'message';
 }
 
 /**
@@ -157,22 +162,57 @@ const PROVIDER_SUBJECTS = new Set(['3', '4', '5', '7']);
 /**
  * Whether a recipient's permanent answer to RCPT TO is the relay refusing us rather than the address failing: a
  * 5.7.x (relaying denied, authentication, sending paused), 5.3.x (system), 5.4.x (routing) or 5.5.x (protocol) that is
- * not about the mailbox (Microsoft's 5.4.1 "Recipient address rejected" is). At RCPT TO the answer comes from the
- * provider (SMTP_URL), so it says the provider will not take our mail: the message fails, nobody is suppressed, the
- * provider shows unhealthy.
+ * not about the mailbox (Microsoft's 5.4.1 "Recipient address rejected" is); without an enhanced code, a 5xx that says
+ * relay or authentication (Exim's `550 relay not permitted`). At RCPT TO the answer comes from the provider (SMTP_URL),
+ * so it says the provider will not take our mail: the message fails, nobody is suppressed.
  */
 export function refusedByProvider(answer: { responseCode?: number; response: string }): boolean {
   if (classifySmtpError(answer) !== 'permanent' || suppressesRecipient({ replyCode: answer.responseCode, text: answer.response })) {
     return false;
   }
   const enhanced = ENHANCED_CODE.exec(answer.response);
-  return enhanced !== null && enhanced[1] === '5' && PROVIDER_SUBJECTS.has(enhanced[2]);
+  if (enhanced === null || enhanced[2] === '0') return RELAY_REFUSAL.test(withoutAddresses(answer.response));
+  return enhanced[1] === '5' && PROVIDER_SUBJECTS.has(enhanced[2]);
 }
 
-/** What the provider's refusals among the RCPT TO answers say, as one line for health and logs; null when none. */
-export function providerRefusal(answers: readonly RecipientAnswer[]): string | null {
-  const refusals = answers.filter(refusedByProvider);
-  if (refusals.length === 0) return null;
-  const others = refusals.length > 1 ? ` (and ${refusals.length - 1} more recipients)` : '';
-  return `RCPT TO ${refusals[0].recipient}: ${refusals[0].response}${others}`.slice(0, 500);
+/**
+ * What shows the provider down after a transaction's RCPT TO answers, as one line for the log; null when they do not.
+ * Only a transaction it refused as a whole does: no recipient accepted, every refusal the provider's (relaying denied).
+ * One policy refusal among accepted recipients, or beside refusals about addresses, is logged with its message only:
+ * marking every instance unready for it would flap under mixed traffic.
+ */
+export function providerRefusal(answers: { accepted: readonly string[]; rejected: readonly RecipientAnswer[] }): string | null {
+  const { accepted, rejected } = answers;
+  if (accepted.length > 0 || rejected.length === 0 || !rejected.every(refusedByProvider)) return null;
+  const others = rejected.length > 1 ? ` (and ${rejected.length - 1} more recipients)` : '';
+  return `RCPT TO ${rejected[0].recipient}: ${rejected[0].response}${others}`.slice(0, 500);
+}
+
+/**
+ * A provider failure as the public /health/ready shows it: the command, reply code, enhanced code and text without
+ * any address (`<…>`, `x@y`: no recipient, sender or VERP return path). The full line goes to the error log only.
+ */
+export function healthReason(description: string): string {
+  return withoutAddresses(description).slice(0, 200);
+}
+
+function withoutAddresses(text: string): string {
+  return text
+    .replace(/<[^<>]*>|"[^"]*@[^"]*"|'[^']*@[^']*'/g, ' ')
+    .replace(/[^\s<>()[\]"',;:]+@[^\s<>()[\]"',;:]+/g, ' ')
+    .replace(/\(\s*\)|\[\s*\]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .replace(/ (?=[:,;.)])/g, '')
+    .trim();
+}
+
+/**
+ * The classes (`2`, `4`, `5`) of the codes a failure's text carries: every enhanced status code in it (RFC 3463, as a
+ * word of its own) and a reply code at its start (after an optional diagnostic type, `smtp; 452 …`).
+ */
+export function codeClasses(text: string): Set<string> {
+  const classes = new Set([...text.matchAll(new RegExp(ENHANCED_CODE.source, 'g'))].map((code) => code[1]));
+  const reply = REPLY_CODE.exec(text);
+  if (reply) classes.add(reply[1][0]);
+  return classes;
 }

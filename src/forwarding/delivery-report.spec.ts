@@ -527,9 +527,23 @@ describe('parseDeliveryReport', () => {
     expect(await parseDeliveryReport(lf(SUCCESS_AND_STATUS_ONLY))).toEqual({
       originalMessageId: null,
       recipients: [
-        { outcome: 'delivered', recipient: 'frank@relay.example', status: '2.0.0', reason: '2.0.0 relayed', suppresses: false },
+        {
+          outcome: 'delivered',
+          recipient: 'frank@relay.example',
+          status: '2.0.0',
+          reason: '2.0.0 relayed',
+          suppresses: false,
+          relayed: true,
+        },
         { outcome: 'bounced', recipient: 'grace@relay.example', status: '5.7.1', reason: '5.7.1', suppresses: false },
-        { outcome: 'delivered', recipient: 'heidi@relay.example', status: '2.0.0', reason: '2.0.0 expanded', suppresses: false },
+        {
+          outcome: 'delivered',
+          recipient: 'heidi@relay.example',
+          status: '2.0.0',
+          reason: '2.0.0 expanded',
+          suppresses: false,
+          relayed: true,
+        },
         {
           outcome: 'deferred',
           recipient: 'ivan@relay.example',

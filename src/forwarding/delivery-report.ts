@@ -14,6 +14,11 @@ export interface ReportedRecipient {
   reason: string;
   /** Whether it puts the recipient on the suppression list: a complaint does, a bounce only if about the address (suppressesRecipient). */
   suppresses: boolean;
+  /**
+   * A `delivered` that only passed the message on (Action relayed: to a system that sends no reports; expanded: to a
+   * list's members), not into the recipient's mailbox: it does not show the address works.
+   */
+  relayed?: true;
 }
 
 export interface DeliveryReport {
@@ -79,6 +84,7 @@ function statusRecipients(part: Attachment): ReportedRecipient[] {
       status,
       reason: diagnosed ?? [status, action].filter(Boolean).join(' '),
       suppresses: outcome === 'bounced' && suppressesRecipient({ status, text: diagnosed ?? undefined }),
+      ...(action === 'relayed' || action === 'expanded' ? { relayed: true as const } : {}),
     });
   }
   return recipients;

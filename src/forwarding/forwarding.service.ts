@@ -1,8 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { simpleParser } from 'mailparser';
+import { sha256Hex } from '../common/crypto/sha256';
 import { AppException } from '../common/errors/app.exception';
 import { ExpiringMap } from '../common/expiring-map';
-import { createHash } from 'node:crypto';
 import { newId } from '../common/ids';
 import { AppConfigService } from '../config/app-config.service';
 import type { Domain } from '../domains/domain.entity';
@@ -10,6 +10,7 @@ import { DomainsService } from '../domains/domains.service';
 import { CompanionRow, type MessageWithEvents, recipientCount } from '../outbox/acceptance.repository';
 import { type ForwardedEmail, OutboxService } from '../outbox/outbox.service';
 import { ReturnPaths } from '../email/return-path';
+import { reportedBounceType } from '../provider-events/provider-event-rules';
 import { ProviderEventsService } from '../provider-events/provider-events.service';
 import { SuppressionService } from '../suppression/suppression.service';
 import { ContentScanner } from './content-scan/content-scanner';
@@ -271,7 +272,7 @@ export class ForwardingService {
     // Once per received report: the sender retries the same bytes after a 451 (a forward of the same transaction that
     // failed to commit, say), and that retry must not record its bounces again.
     await this.providerEvents.applyOnce(
-      `inbound-report ${createHash('sha256').update(source).digest('hex')} ${messageIds.join(' ')}`,
+      `inbound-report ${sha256Hex(source)} ${messageIds.join(' ')}`,
       messageIds.flatMap((messageId) =>
         report.recipients.map((r) => ({
           messageId,
@@ -279,8 +280,10 @@ export class ForwardingService {
           ...(r.recipient ? { recipient: r.recipient } : {}),
           reason: r.reason,
           suppresses: r.suppresses,
-          // A DSN that failed with a 4.x.x Status: the remote gave up after temporary failures (a soft bounce).
-          ...(r.outcome === 'bounced' && r.status ? { bounceType: r.status.startsWith('4') ? ('soft' as const) : ('hard' as const) } : {}),
+          ...(r.relayed ? { relayed: true } : {}),
+          // A DSN that failed with a 4.x.x Status (the remote gave up after temporary failures) or a 5.2.x one (a full
+          // mailbox) is a soft bounce: counted, not suppressed at once.
+          ...(r.outcome === 'bounced' && r.status ? { bounceType: reportedBounceType(r.status, r.reason) } : {}),
         })),
       ),
     );

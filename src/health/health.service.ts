@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { AppConfigService } from '../config/app-config.service';
 import { ProviderHealth } from '../email/provider-health';
+import { healthReason } from '../email/smtp-outcome';
 import { QueueName } from '../queue/queue.constants';
 import { RedisService } from '../redis/redis.service';
 import { ShutdownState } from './shutdown-state';
@@ -86,7 +87,8 @@ export class HealthService {
     if (state === 'up') return check.up();
     return check.down({
       message: 'The SMTP provider fails whole transactions or refuses our mail (relaying denied, sending paused)',
-      ...(reason ? { reason } : {}),
+      // Public: the answer without addresses (stored so already; a line written by an older version is not).
+      ...(reason ? { reason: healthReason(reason) } : {}),
     });
   }
 

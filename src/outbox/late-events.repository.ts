@@ -42,9 +42,13 @@ export class LateEventsRepository {
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Messages of any account named by id or by RFC Message-ID (with its angle brackets), in one query. */
-  async findByReferences(ids: string[], headerMessageIds: string[]): Promise<ReferencedMessage[]> {
-    const rows: ReferencedRow[] = await this.dataSource.query(
+  /**
+   * Messages of any account named by id or by RFC Message-ID (with its angle brackets), in one query, in `manager`'s
+   * transaction (the call that applies their events holds its one connection; a second one from the pool could wait
+   * for ever on calls that each hold one).
+   */
+  async findByReferences(manager: EntityManager, ids: string[], headerMessageIds: string[]): Promise<ReferencedMessage[]> {
+    const rows: ReferencedRow[] = await manager.query(
       'SELECT id, account_id, status, recipients, header_message_id FROM messages ' +
         'WHERE id = ANY($1::varchar[]) OR header_message_id = ANY($2::varchar[])',
       [[...new Set(ids)], [...new Set(headerMessageIds)]],
@@ -67,13 +71,13 @@ export class LateEventsRepository {
   private async recordLateEventBatch(entries: LateEvent[]): Promise<PromiseSettledResult<void>[]> {
     if (entries.length > 1) {
       try {
-        await this.recordLateEvents(entries);
+        countStatusMoves(await this.recordLateEvents(entries));
         return allFulfilled(entries.map(() => undefined));
       } catch {
         // fall through: one by one
       }
     }
-    return Promise.all(entries.map((entry) => settle(this.recordLateEvents([entry]))));
+    return Promise.all(entries.map((entry) => settle(this.recordLateEvents([entry]).then(countStatusMoves))));
   }
 
   /**
@@ -82,9 +86,10 @@ export class LateEventsRepository {
    * cannot list it before `sent` or after what happens next here. One move per message: the first given.
    * Events of messages deleted meanwhile are dropped, and so is an unsubscribe of an address the message
    * has one already (a unique index). In `manager`'s transaction when given (a provider's call, applied whole).
+   * Returns the statuses messages moved to, for the caller to count once they are committed (countStatusMoves).
    */
-  async recordLateEvents(entries: LateEvent[], manager: EntityManager = this.dataSource.manager): Promise<void> {
-    if (entries.length === 0) return;
+  async recordLateEvents(entries: LateEvent[], manager: EntityManager = this.dataSource.manager): Promise<MessageStatus[]> {
+    if (entries.length === 0) return [];
     const moves = new Map<string, { id: string; from: MessageStatus[]; to: MessageStatus }>();
     for (const { messageId, move } of entries) {
       if (move && !moves.has(messageId)) moves.set(messageId, { id: messageId, from: [...move.from], to: move.to });
@@ -115,48 +120,58 @@ export class LateEventsRepository {
        SELECT status FROM moved`,
       [JSON.stringify([...moves.values()].map((m) => ({ id: m.id, from_statuses: m.from, to_status: m.to }))), JSON.stringify(events)],
     );
-    for (const { status } of moved) emails.inc({ status });
+    return moved.map(({ status }) => status);
   }
 
   /**
    * A recipient's event reported after sending (a bounce) that moves the message only once every recipient
    * has had one of its type: the event (times as in recordLateEvents), and the `move` when this was the last.
-   * The message row is locked first, so concurrent events of its recipients each see the others'. True when
-   * the message moved. In `within`'s transaction when given, else in one of its own.
+   * The message row is locked first, so concurrent events of its recipients each see the others'. Returns the
+   * status the message moved to, or null. In `manager`'s transaction when given (the caller counts the move once it
+   * is committed, countStatusMoves), else in one of its own (counted here).
    */
-  async recordEveryRecipientEvent(entry: LateEvent & { event: { recipient: string } }, within?: EntityManager): Promise<boolean> {
+  async recordEveryRecipientEvent(
+    entry: LateEvent & { event: { recipient: string } },
+    manager?: EntityManager,
+  ): Promise<MessageStatus | null> {
+    if (!manager) {
+      const moved = await this.dataSource.transaction((own) => this.recordEveryRecipientEvent(entry, own));
+      countStatusMoves(moved ? [moved] : []);
+      return moved;
+    }
     const { messageId, event, move } = entry;
-    const run = <T>(work: (manager: EntityManager) => Promise<T>) => (within ? work(within) : this.dataSource.transaction(work));
-    return run(async (manager) => {
-      await manager.query('SELECT 1 FROM messages WHERE id = $1 FOR UPDATE', [messageId]);
-      // A statement of its own after the lock: its snapshot includes the events committed while we waited.
-      const rows: { moved: number }[] = await manager.query(
-        `WITH moved AS (
-           UPDATE messages m SET status = $6, updated_at = now()
-           WHERE m.id = $1 AND m.status = ANY($5::varchar[]) AND NOT EXISTS (
-             SELECT 1 FROM jsonb_array_elements_text(m.recipients) AS r(address)
-             WHERE lower(r.address) <> lower($2) AND NOT EXISTS (
-               SELECT 1 FROM message_events b WHERE b.message_id = $1 AND b.type = $7 AND lower(b.recipient) = lower(r.address)
-             )
+    await manager.query('SELECT 1 FROM messages WHERE id = $1 FOR UPDATE', [messageId]);
+    // A statement of its own after the lock: its snapshot includes the events committed while we waited.
+    const rows: { moved: number }[] = await manager.query(
+      `WITH moved AS (
+         UPDATE messages m SET status = $6, updated_at = now()
+         WHERE m.id = $1 AND m.status = ANY($5::varchar[]) AND NOT EXISTS (
+           SELECT 1 FROM jsonb_array_elements_text(m.recipients) AS r(address)
+           WHERE lower(r.address) <> lower($2) AND NOT EXISTS (
+             SELECT 1 FROM message_events b WHERE b.message_id = $1 AND b.type = $7 AND lower(b.recipient) = lower(r.address)
            )
-           RETURNING m.id
-         ), written AS (
-           INSERT INTO message_events (message_id, type, recipient, detail, occurred_at)
-           SELECT m.id, $7, $2, $3, LEAST(GREATEST(COALESCE($4::timestamptz, now()), m.sent_at), now()) FROM messages m WHERE m.id = $1
          )
-         SELECT count(*)::int AS moved FROM moved`,
-        [
-          messageId,
-          event.recipient,
-          event.detail ?? null,
-          event.occurredAt ?? null,
-          move ? [...move.from] : [],
-          move?.to ?? null,
-          event.type,
-        ],
-      );
-      if (rows[0].moved > 0 && move) emails.inc({ status: move.to });
-      return rows[0].moved > 0;
-    });
+         RETURNING m.id
+       ), written AS (
+         INSERT INTO message_events (message_id, type, recipient, detail, occurred_at)
+         SELECT m.id, $7, $2, $3, LEAST(GREATEST(COALESCE($4::timestamptz, now()), m.sent_at), now()) FROM messages m WHERE m.id = $1
+       )
+       SELECT count(*)::int AS moved FROM moved`,
+      [
+        messageId,
+        event.recipient,
+        event.detail ?? null,
+        event.occurredAt ?? null,
+        move ? [...move.from] : [],
+        move?.to ?? null,
+        event.type,
+      ],
+    );
+    return rows[0].moved > 0 && move ? move.to : null;
   }
+}
+
+/** Counts status moves (the emails metric): only once they are committed, so that a rolled-back call counts nothing. */
+export function countStatusMoves(statuses: readonly MessageStatus[]): void {
+  for (const status of statuses) emails.inc({ status });
 }

@@ -4,8 +4,10 @@ import {
   pickByHeader,
   EVENT_EFFECTS,
   eventDetail,
+  mailboxStateFailure,
   normalizeEventsBody,
   parseMessageReference,
+  reportedBounceType,
   resolveRecipient,
 } from './provider-event-rules';
 
@@ -129,6 +131,51 @@ describe('bounceType', () => {
     expect(bounceType(undefined, undefined)).toBe('hard');
     expect(bounceType(undefined, 'host 10.4.2.1 refused')).toBe('hard');
   });
+
+  it('is soft for a full mailbox (5.2.x), even when the provider calls it hard, unless the report says it suppresses', () => {
+    expect(bounceType(undefined, '552 5.2.2 Mailbox full')).toBe('soft');
+    expect(bounceType('hard', '552 5.2.2 Mailbox full')).toBe('soft');
+    expect(bounceType('hard', 'smtp; 552 Requested mail action aborted: exceeded storage allocation')).toBe('soft');
+    expect(bounceType('hard', '552 5.2.2 Mailbox full', true)).toBe('hard');
+    expect(bounceType(undefined, '550 5.2.1 mailbox disabled')).toBe('hard');
+  });
+});
+
+describe('mailboxStateFailure', () => {
+  it('is true for a permanent X.2.x other than X.2.1 (disabled, which suppresses)', () => {
+    expect(mailboxStateFailure({ reason: '552 5.2.2 Mailbox full' })).toBe(true);
+    expect(mailboxStateFailure({ reason: '552 5.2.3 Message too large for this mailbox' })).toBe(true);
+    expect(mailboxStateFailure({ reason: '550 5.2.1 mailbox disabled' })).toBe(false);
+    expect(mailboxStateFailure({ reason: '550 5.1.1 no such user' })).toBe(false);
+    expect(mailboxStateFailure({ reason: '452 4.2.2 Mailbox full' })).toBe(false);
+    expect(mailboxStateFailure({ reason: '550 5.7.1 relaying denied' })).toBe(false);
+  });
+
+  it('reads a DSN’s Status first, passing over X.0.0, then the reason', () => {
+    expect(mailboxStateFailure({ status: '5.2.2', reason: '550 mailbox unavailable' })).toBe(true);
+    expect(mailboxStateFailure({ status: '5.1.1', reason: '552 5.2.2 Mailbox full' })).toBe(false);
+    expect(mailboxStateFailure({ status: '5.0.0', reason: 'smtp; 552 5.2.2 Mailbox full' })).toBe(true);
+    expect(mailboxStateFailure({ status: '5.0.0', reason: 'smtp; 550 5.1.1 no such user' })).toBe(false);
+  });
+
+  it('takes a 552 reply without an enhanced code as a full mailbox, and nothing else', () => {
+    expect(mailboxStateFailure({ reason: 'smtp; 552 exceeded storage allocation' })).toBe(true);
+    expect(mailboxStateFailure({ reason: '550 no such user' })).toBe(false);
+    expect(mailboxStateFailure({ reason: 'quota 552 reached' })).toBe(false);
+    expect(mailboxStateFailure({})).toBe(false);
+  });
+});
+
+describe('reportedBounceType', () => {
+  it('is soft for a 4.x.x Status (given up after temporary failures) and a full mailbox, hard otherwise', () => {
+    expect(reportedBounceType('4.4.7', '4.4.7 failed')).toBe('soft');
+    expect(reportedBounceType('4.2.2', '452 4.2.2 Mailbox full')).toBe('soft');
+    expect(reportedBounceType('5.2.2', '552 5.2.2 Mailbox full')).toBe('soft');
+    expect(reportedBounceType('5.0.0', '552 5.2.2 Mailbox full')).toBe('soft');
+    expect(reportedBounceType('5.1.1', '550 5.1.1 no such user')).toBe('hard');
+    expect(reportedBounceType('5.2.1', '5.2.1 failed')).toBe('hard');
+    expect(reportedBounceType('5.7.1', '550 5.7.1 rejected by policy')).toBe('hard');
+  });
 });
 
 describe('pickByHeader', () => {
@@ -145,9 +192,12 @@ describe('pickByHeader', () => {
   });
 
   it('picks none when several remain, or none was sent to the recipient', () => {
-    expect(pickByHeader([original, forwarded])).toEqual({ ignored: expect.stringContaining('2 messages') });
+    expect(pickByHeader([original, forwarded])).toEqual({ ignored: expect.stringContaining('2 messages'), ambiguous: true });
     const copy = { id: 'msg_copy', recipients: ['owner@elsewhere.test'] };
-    expect(pickByHeader([forwarded, copy], 'owner@elsewhere.test')).toEqual({ ignored: expect.stringContaining('2 messages') });
+    expect(pickByHeader([forwarded, copy], 'owner@elsewhere.test')).toEqual({
+      ignored: expect.stringContaining('2 messages'),
+      ambiguous: true,
+    });
     expect(pickByHeader([original], 'someone@else.test')).toEqual({ ignored: expect.any(String) });
     expect(pickByHeader([], 'someone@else.test')).toEqual({ ignored: expect.any(String) });
   });

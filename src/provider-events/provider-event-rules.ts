@@ -1,5 +1,5 @@
 import type { MessageStatus } from '../outbox/message.entity';
-import { failureScope } from '../email/smtp-outcome';
+import { codeClasses, failureScope } from '../email/smtp-outcome';
 import type { SuppressionReason } from '../suppression/suppression-entry.entity';
 
 /** What the provider reports about a message it took from us (D-24), plus the opens and clicks it tracks itself. */
@@ -76,19 +76,46 @@ export function bounceSuppresses(reason: string | undefined): boolean {
 export const BOUNCE_TYPES = ['hard', 'soft'] as const;
 export type BounceType = (typeof BOUNCE_TYPES)[number];
 
-/** A 4.x.x enhanced code, or a 4xx reply at the start of the reason: a temporary failure the provider gave up on. */
-const TEMPORARY_CODE = /(?:(?<![\d.])4\.\d{1,3}\.\d{1,3}(?![\d.])|^\s*(?:[\w.-]+\s*;\s*)?4\d\d(?=[\s-]|$))/;
-const PERMANENT_CODE = /(?:(?<![\d.])5\.\d{1,3}\.\d{1,3}(?![\d.])|^\s*(?:[\w.-]+\s*;\s*)?5\d\d(?=[\s-]|$))/;
+/** An enhanced code as a word of its own; X.0.0 ("undefined") says nothing and is passed over, as failureScope does. */
+const ENHANCED_CODE = /(?<![\d.])([245])\.(\d{1,3})\.(\d{1,3})(?![\d.])/;
+/** A 552 reply (RFC 5321: exceeded storage allocation) at the start of the reason, after an optional diagnostic type. */
+const STORAGE_REPLY = /^\s*(?:[\w.-]+\s*;\s*)?552(?=[\s-]|$)/;
 
 /**
- * A bounce is soft when the provider says so (`bounceType: soft`: SES `Transient`, Postmark `SoftBounce`), or when
- * its reason carries only temporary codes (a 4.x.x DSN Status that failed at last, `452 4.2.2 mailbox full`). Soft
- * bounces never suppress at once: they are counted (SoftBounces).
+ * Whether a permanent failure is about the state of the mailbox rather than the address (RFC 3463 X.2.x other than
+ * X.2.1: full, over its size limit; without an enhanced code, a 552 reply): it may pass, so it does not suppress at
+ * once, but it is counted as a soft bounce, so that a mailbox full for weeks ends on the suppression list. Read from
+ * the first code that says something: a DSN's Status, then the reason (the order failureScope reads them in).
  */
-export function bounceType(given: BounceType | undefined, reason: string | undefined): BounceType {
+export function mailboxStateFailure(report: { status?: string | null; reason?: string }): boolean {
+  const code = [report.status ?? '', report.reason ?? '']
+    .map((text) => ENHANCED_CODE.exec(text))
+    .find((c) => c !== null && !(c[2] === '0' && c[3] === '0'));
+  if (code) return code[1] === '5' && code[2] === '2' && code[3] !== '1';
+  return STORAGE_REPLY.test(report.reason ?? '');
+}
+
+/**
+ * A bounce is soft when the provider says so (`bounceType: soft`: SES `Transient`, Postmark `SoftBounce`), when its
+ * reason carries only temporary codes (a 4.x.x DSN Status that failed at last, `452 4.2.2 mailbox full`), or when it
+ * is about the mailbox's state (`552 5.2.2 mailbox full`, even reported as hard: mailboxStateFailure) and not known to
+ * suppress (`suppresses`: what a bounce report's own Status says). Soft bounces never suppress at once: they are
+ * counted (SoftBounces).
+ */
+export function bounceType(given: BounceType | undefined, reason: string | undefined, suppresses?: boolean): BounceType {
+  if (given === 'soft' || (suppresses !== true && mailboxStateFailure({ reason }))) return 'soft';
   if (given) return given;
-  const text = reason ?? '';
-  return TEMPORARY_CODE.test(text) && !PERMANENT_CODE.test(text) ? 'soft' : 'hard';
+  // Only temporary codes (4.x.x, 4xx): a temporary failure the provider gave up on.
+  const classes = codeClasses(reason ?? '');
+  return classes.has('4') && !classes.has('5') ? 'soft' : 'hard';
+}
+
+/**
+ * The bounce type of a recipient a delivery status notification reports as failed, by its Status: a 4.x.x (the
+ * remote gave up after temporary failures) or a failure of the mailbox's state (mailboxStateFailure) is soft.
+ */
+export function reportedBounceType(status: string, reason: string): BounceType {
+  return status.startsWith('4') || mailboxStateFailure({ status, reason }) ? 'soft' : 'hard';
 }
 
 /** A message a Message-ID names, with what tells candidates apart. */
@@ -103,12 +130,18 @@ export interface HeaderCandidate {
  * those sent to the event's recipient; exactly one must remain, else the event is about none of them: an
  * ambiguous id never touches a message it may not be about.
  */
-export function pickByHeader<T extends HeaderCandidate>(candidates: readonly T[], recipient?: string): T | { ignored: string } {
+export function pickByHeader<T extends HeaderCandidate>(
+  candidates: readonly T[],
+  recipient?: string,
+): T | { ignored: string; ambiguous?: true } {
   const wanted = recipient?.trim().toLowerCase();
   const matching = wanted === undefined ? candidates : candidates.filter((c) => c.recipients.some((r) => r.toLowerCase() === wanted));
   if (matching.length === 1) return matching[0];
   if (matching.length === 0) return { ignored: 'no message with this Message-ID was sent to the recipient' };
-  return { ignored: `the Message-ID names ${matching.length} messages (a forwarded copy keeps its original's): give our message id` };
+  return {
+    ignored: `the Message-ID names ${matching.length} messages (a forwarded copy keeps its original's): give our message id`,
+    ambiguous: true,
+  };
 }
 
 export type RecipientResolution = { recipient: string | null } | { ignored: string };

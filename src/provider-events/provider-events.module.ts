@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { ReturnPaths } from '../email/return-path';
+import { ReturnPathsModule } from '../email/return-paths.module';
 import { OutboxModule } from '../outbox/outbox.module';
 import { SuppressionModule } from '../suppression/suppression.module';
 import { ProviderEventsController } from './provider-events.controller';
@@ -9,9 +9,9 @@ import { ProviderWebhookIds } from './provider-webhook-ids.store';
 
 /** `POST /provider/events` (D-24): the delivery provider's word on delivered, bounced and complained messages. */
 @Module({
-  imports: [OutboxModule, SuppressionModule],
+  imports: [OutboxModule, ReturnPathsModule, SuppressionModule],
   controllers: [ProviderEventsController],
-  providers: [ProviderEventsService, ProviderSignatureGuard, ProviderWebhookIds, ReturnPaths],
+  providers: [ProviderEventsService, ProviderSignatureGuard, ProviderWebhookIds],
   exports: [ProviderEventsService],
 })
 export class ProviderEventsModule {}

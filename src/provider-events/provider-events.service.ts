@@ -3,9 +3,10 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AppException } from '../common/errors/app.exception';
 import { ErrorCode } from '../common/errors/error-code';
 import { ReturnPaths } from '../email/return-path';
-import { LateEvent, LateEventsRepository, ReferencedMessage } from '../outbox/late-events.repository';
+import { countStatusMoves, LateEvent, LateEventsRepository, ReferencedMessage } from '../outbox/late-events.repository';
+import type { MessageStatus } from '../outbox/message.entity';
 import { AddressBounce, SoftBounces } from '../suppression/soft-bounces';
-import { SuppressionReason, SuppressionService } from '../suppression/suppression.service';
+import { NewSuppression, SuppressionService } from '../suppression/suppression.service';
 import { ProviderEventDto, ProviderEventsResultDto } from './dto/provider-events.dto';
 import {
   bounceSuppresses,
@@ -23,27 +24,27 @@ const RETRY_AFTER_SECONDS = '5';
 const LOCK_TIMEOUT = '5s';
 /** PostgreSQL's lock_not_available. */
 const LOCK_NOT_AVAILABLE = '55P03';
+/** PostgreSQL's deadlock_detected: the call was rolled back whole, so its retry is safe. */
+const DEADLOCK_DETECTED = '40P01';
 
-interface Suppression {
-  accountId: string;
-  email: string;
-  reason: SuppressionReason;
-  source: string;
-}
-
-/** An event to apply; a bounce report received by mail says itself whether its bounce suppresses (by its Status). */
-export type AppliedEvent = ProviderEventDto & { suppresses?: boolean };
+/**
+ * An event to apply. A bounce report received by mail says itself whether its bounce suppresses (by its Status), and
+ * whether its `delivered` only passed the message on (`relayed`: a DSN's Action relayed or expanded), not into the
+ * recipient's mailbox.
+ */
+export type AppliedEvent = ProviderEventDto & { suppresses?: boolean; relayed?: boolean };
 
 /** What applying a call comes to, before it commits. */
 interface Plan {
   late: LateEvent[];
   everyRecipient: (LateEvent & { event: { recipient: string } })[];
-  suppressions: Suppression[];
+  suppressions: NewSuppression[];
   softBounces: AddressBounce[];
   /** Addresses a message reached: their soft bounces count from zero again. */
   delivered: { accountId: string; email: string }[];
   /** Said once the call is committed (a call rolled back and retried says it once). */
   errors: string[];
+  warnings: string[];
   ignored: number;
 }
 
@@ -77,6 +78,7 @@ export class ProviderEventsService {
    */
   async applyOnce(key: string, events: AppliedEvent[]): Promise<ProviderEventsResultDto> {
     let plan: Plan | undefined;
+    let moved: MessageStatus[] = [];
     try {
       const result = await this.dataSource.transaction(async (manager): Promise<ProviderEventsResultDto> => {
         await manager.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
@@ -84,13 +86,18 @@ export class ProviderEventsService {
         if (claim === 'applied') return { received: events.length, applied: 0, ignored: events.length, duplicate: true };
         if (claim === 'busy') throw busy();
         plan = await this.plan(manager, events);
-        await this.write(manager, plan);
+        moved = await this.write(manager, plan);
         return { received: events.length, applied: events.length - plan.ignored, ignored: plan.ignored };
       });
-      for (const line of result.duplicate ? [] : (plan?.errors ?? [])) this.logger.error(line);
+      if (plan && !result.duplicate) {
+        for (const line of plan.errors) this.logger.error(line);
+        for (const line of plan.warnings) this.logger.warn(line);
+      }
+      countStatusMoves(moved);
       return result;
     } catch (err) {
-      if ((err as { code?: string }).code === LOCK_NOT_AVAILABLE) throw busy();
+      const code = (err as { code?: string }).code;
+      if (code === LOCK_NOT_AVAILABLE || code === DEADLOCK_DETECTED) throw busy();
       throw err;
     }
   }
@@ -103,6 +110,7 @@ export class ProviderEventsService {
       return e.messageId === undefined ? null : parseMessageReference(e.messageId);
     });
     const found = await this.repository.findByReferences(
+      manager,
       references.flatMap((r) => (r && 'id' in r ? [r.id] : [])),
       references.flatMap((r) => (r && 'headerMessageId' in r ? [r.headerMessageId] : [])),
     );
@@ -110,7 +118,16 @@ export class ProviderEventsService {
     const byHeader = new Map<string, ReferencedMessage[]>();
     for (const m of found) byHeader.set(m.headerMessageId, [...(byHeader.get(m.headerMessageId) ?? []), m]);
 
-    const plan: Plan = { late: [], everyRecipient: [], suppressions: [], softBounces: [], delivered: [], errors: [], ignored: 0 };
+    const plan: Plan = {
+      late: [],
+      everyRecipient: [],
+      suppressions: [],
+      softBounces: [],
+      delivered: [],
+      errors: [],
+      warnings: [],
+      ignored: 0,
+    };
     const messages = events.map((dto, i) => {
       const reference = references[i];
       if (!reference) return { ignored: 'no message named' };
@@ -124,7 +141,8 @@ export class ProviderEventsService {
 
     events.forEach((dto, i) => {
       const message = messages[i];
-      if ('ignored' in message) return this.ignore(plan, `Ignored a ${dto.type} event: ${message.ignored}`);
+      // An ambiguous Message-ID is a provider (or its mapping) naming messages inexactly: worth a warning.
+      if ('ignored' in message) return this.ignore(plan, `Ignored a ${dto.type} event: ${message.ignored}`, 'ambiguous' in message);
       const resolved = resolveRecipient(dto.type, message.recipients, dto.recipient);
       if ('ignored' in resolved) return this.ignore(plan, `Ignored a ${dto.type} event of ${message.id}: ${resolved.ignored}`);
       this.planEvent(plan, dto, message, resolved.recipient);
@@ -145,13 +163,15 @@ export class ProviderEventsService {
     } else {
       plan.late.push({ messageId: message.id, event, move: effect.move });
     }
-    const addresses = recipient !== null ? [recipient] : message.recipients;
-    if (dto.type === 'delivered') plan.delivered.push(...addresses.map((email) => ({ accountId: message.accountId, email })));
+    // Only the mailbox of a named recipient that took the message counts it reached: not a relay passing it on, not
+    // every recipient of a message the event names none of.
+    if (dto.type === 'delivered' && recipient !== null && !dto.relayed)
+      plan.delivered.push({ accountId: message.accountId, email: recipient });
     if (!effect.suppress || recipient === null) return;
     const suppression = { accountId: message.accountId, email: recipient, reason: effect.suppress, source: message.id };
     if (dto.type !== 'bounced') {
       plan.suppressions.push(suppression);
-    } else if (bounceType(dto.bounceType, dto.reason) === 'soft') {
+    } else if (bounceType(dto.bounceType, dto.reason, dto.suppresses) === 'soft') {
       plan.softBounces.push({ accountId: message.accountId, email: recipient, messageId: message.id });
     } else if (dto.suppresses ?? bounceSuppresses(dto.reason)) {
       plan.suppressions.push(suppression);
@@ -163,22 +183,28 @@ export class ProviderEventsService {
     }
   }
 
-  private ignore(plan: Plan, why: string): void {
+  private ignore(plan: Plan, why: string, warn = false): void {
     plan.ignored++;
-    this.logger.debug(why);
+    if (warn) plan.warnings.push(why);
+    else this.logger.debug(why);
   }
 
-  private async write(manager: EntityManager, plan: Plan): Promise<void> {
-    await this.repository.recordLateEvents(plan.late, manager);
-    for (const entry of plan.everyRecipient) await this.repository.recordEveryRecipientEvent(entry, manager);
+  /** Writes the plan; returns the statuses messages moved to, counted once the call commits. */
+  private async write(manager: EntityManager, plan: Plan): Promise<MessageStatus[]> {
+    const moved = await this.repository.recordLateEvents(plan.late, manager);
+    for (const entry of plan.everyRecipient) {
+      const status = await this.repository.recordEveryRecipientEvent(entry, manager);
+      if (status) moved.push(status);
+    }
     const reached = await this.softBounces.record(manager, plan.softBounces);
     const suppressions = [
       ...plan.suppressions,
-      ...reached.map((b): Suppression => ({ accountId: b.accountId, email: b.email, reason: 'bounced', source: b.messageId })),
+      ...reached.map((b): NewSuppression => ({ accountId: b.accountId, email: b.email, reason: 'bounced', source: b.messageId })),
     ];
     await this.suppression.addWithin(manager, suppressions);
     // A suppressed address has nothing left to count; a delivered one starts again.
     await this.softBounces.reset(manager, [...plan.delivered, ...suppressions]);
+    return moved;
   }
 }
 

@@ -2,7 +2,8 @@ import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typ
 import { Account } from '../accounts/account.entity';
 
 /**
- * A soft bounce of an address (D-39): a provider's transient bounce or a DSN that failed with a 4.x.x Status. Counted
+ * A soft bounce of an address (D-39): a provider's transient bounce, a full mailbox (5.2.x) or a DSN that failed with a
+ * 4.x.x or 5.2.x Status. Counted
  * per account and address within SOFT_BOUNCE_WINDOW_DAYS; SOFT_BOUNCE_SUPPRESS_COUNT of them suppress the address.
  * One row per message and address, so that the same bounce reported twice (a DSN and a provider event, a retried
  * call) counts once; a delivery to the address, or its suppression, deletes its rows.

@@ -28,6 +28,14 @@ export interface SuppressionPage {
   nextCursor: string | null;
 }
 
+/** An address to suppress in an account: why, and what caused it (a message id). */
+export interface NewSuppression {
+  accountId: string;
+  email: string;
+  reason: SuppressionReason;
+  source?: string;
+}
+
 export interface SuppressionListQuery {
   limit: number;
   cursor?: string;
@@ -81,10 +89,7 @@ export class SuppressionService {
    * Adds the addresses in the caller's transaction (provider events and delivery reports commit their suppressions
    * with their events); an address already on the list keeps its first entry.
    */
-  async addWithin(
-    manager: EntityManager,
-    entries: { accountId: string; email: string; reason: SuppressionReason; source?: string }[],
-  ): Promise<void> {
+  async addWithin(manager: EntityManager, entries: NewSuppression[]): Promise<void> {
     if (entries.length === 0) return;
     await manager.query(
       `INSERT INTO suppression_entries (id, account_id, email, reason, source)

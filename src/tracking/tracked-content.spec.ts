@@ -189,13 +189,16 @@ describe('recipientContent', () => {
       clicks: true,
     });
     m.content.text = `Leave: ${shared}\nAgain: ${shared}`;
+    m.content.subject = `News (leave: ${shared})`;
     const tracked = trackedContent(m, links).content;
     const copy = recipientContent(tracked, 'msg_1', links, 'bo@example.org');
+    expect(copy.subject).toBe(`News (leave: ${own})`);
     expect(copy.headers).toEqual({ 'List-Unsubscribe': `<${own}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' });
     expect(copy.html).toBe(`<body><a href="${own}">Unsubscribe</a><a href="https://mr.test/t/c/click-msg_1-0">x</a></body>`);
     expect(copy.text).toBe(`Leave: ${own}\nAgain: ${own}`);
     // The message's content is left as it was: every copy starts from it.
     expect(tracked.headers['List-Unsubscribe']).toBe(`<${shared}>`);
+    expect(tracked.subject).toBe(`News (leave: ${shared})`);
   });
 
   it('keeps the sender’s own List-Unsubscribe, and a message without a text or HTML part as it is', () => {

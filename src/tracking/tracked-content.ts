@@ -72,8 +72,8 @@ export function trackedContent(message: TrackedMessage, links: TrackingLinks): T
 
 /**
  * The copy of a tracked message's content for one recipient: the message's unsubscribe link for every recipient, in
- * the List-Unsubscribe header Mailroom added and in the text and HTML parts (`{{unsubscribeUrl}}` rendered once for
- * all recipients), becomes the recipient's own, so that a one-click POST names its recipient and nobody else.
+ * the List-Unsubscribe header Mailroom added and in the subject, text and HTML parts (`{{unsubscribeUrl}}` rendered
+ * once for all recipients), becomes the recipient's own, so that a one-click POST names its recipient and nobody else.
  */
 export function recipientContent(content: MessageContent, messageId: string, links: TrackingLinks, recipient: string): MessageContent {
   const shared = links.unsubscribeUrl(messageId);
@@ -84,6 +84,7 @@ export function recipientContent(content: MessageContent, messageId: string, lin
   return {
     ...content,
     headers,
+    subject: content.subject.split(shared).join(own),
     ...(content.text !== undefined ? { text: swap(content.text) } : {}),
     ...(content.html !== undefined ? { html: swap(content.html) } : {}),
   };

@@ -72,7 +72,8 @@ export class TrackingController {
     description:
       'A confirmation page whose button posts back to the same URL; opening it changes nothing (link scanners open it too). It names ' +
       'the recipient the link is for and what they leave: the list, for a list send; every email from the sender otherwise. A link ' +
-      'naming no recipient (sent before links named theirs) of a message to several addresses asks for the address.',
+      'naming no recipient (sent before links named theirs) of a message to several addresses asks for the address, to email it a ' +
+      'link of its own.',
   })
   @ApiParam(TOKEN_PARAM)
   @ApiOkResponse({ description: 'An HTML page', content: HTML_PAGE })
@@ -103,15 +104,19 @@ export class TrackingController {
       'Unsubscribes the recipient the link is for (each recipient’s copy carries a link of its own; `email` is not read): from a ' +
       'list send, the list’s subscriber is marked unsubscribed, and other mail to the address is not affected; from any other ' +
       'message, the address is suppressed for the account (`unsubscribed`, source: the message). One `unsubscribed` event; a repeat ' +
-      'changes nothing. A link naming no recipient (sent before links named theirs) takes `email`, needed when the message went to ' +
-      'several addresses (400 without it), and answers the same whether or not the address was a recipient: only a recipient is ' +
-      'unsubscribed. Browsers (Accept: text/html) get a page, other clients `{success, email}`.',
+      'changes nothing. A link naming no recipient (sent before links named theirs) of a message to a single address unsubscribes ' +
+      'it; of a message to several, it unsubscribes nobody: it needs `email` (400 without it), and when that address was a ' +
+      'recipient it is emailed its own link to confirm (once per message and address). Either way the answer is "If this address ' +
+      'received the email, we sent it a link to confirm" (`{success, email, confirmationSent: true}`), so that it never tells who ' +
+      'an email went to. Browsers (Accept: text/html) get a page, other clients `{success, email}`.',
   })
   @ApiParam(TOKEN_PARAM)
   @ApiConsumes('application/x-www-form-urlencoded', 'application/json')
   @ApiExtraModels(UnsubscribeResponseDto)
   @ApiOkResponse({
-    description: 'Unsubscribed (or already): a page for browsers, `{success, email}` for any other client',
+    description:
+      'Unsubscribed (or already), or a confirmation link sent if the address was a recipient: a page for browsers, ' +
+      '`{success, email, confirmationSent?}` for any other client',
     content: { 'application/json': { schema: { $ref: getSchemaPath(UnsubscribeResponseDto) } }, ...HTML_PAGE },
   })
   @ApiBadRequestResponse({
@@ -126,7 +131,7 @@ export class TrackingController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<UnsubscribeResponseDto | string> {
     const result = await this.tracking.unsubscribe(token, dto.email);
-    if (!wantsHtml(req)) return { success: true, email: result.email };
+    if (!wantsHtml(req)) return { success: true, email: result.email, ...(result.confirmationSent ? { confirmationSent: true } : {}) };
     res.set(PAGE_HEADERS);
     return unsubscribedPage(result);
   }

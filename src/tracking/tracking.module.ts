@@ -7,11 +7,12 @@ import { TrackingController } from './tracking.controller';
 import { TrackingLinksModule } from './tracking-links.module';
 import { TrackingRepository } from './tracking.repository';
 import { TrackingService } from './tracking.service';
+import { UnsubscribeConfirmations } from './unsubscribe-confirmations';
 
 /** Opens, clicks and unsubscribes (D-22): the public `/t/…` and `/u/…` routes; their events go into the outbox's message store. */
 @Module({
   imports: [OutboxModule, TrackingLinksModule, SuppressionModule, ListsModule],
   controllers: [TrackingController],
-  providers: [TrackingService, TrackingRepository, RepeatedOpens],
+  providers: [TrackingService, TrackingRepository, RepeatedOpens, UnsubscribeConfirmations],
 })
 export class TrackingModule {}

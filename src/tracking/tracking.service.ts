@@ -12,6 +12,7 @@ import { RepeatedOpens } from './repeated-opens';
 import { TrackedContentService } from './tracked-content.service';
 import { TrackedMessageRecord, TrackingRepository } from './tracking.repository';
 import { TrackingTokens } from './tracking-tokens';
+import { UnsubscribeConfirmations } from './unsubscribe-confirmations';
 
 /** Who an unsubscribe link is for and what it takes them off, to show on its page. */
 export interface UnsubscribeTarget {
@@ -23,14 +24,14 @@ export interface UnsubscribeTarget {
 }
 
 /**
- * What an unsubscribe did, as its answer shows it. `confirmed` false: the address was given for a link naming nobody,
- * and the answer is the same whether or not it was a recipient (it was unsubscribed only if it was).
+ * What an unsubscribe did, as its answer shows it. `confirmationSent`: the address was given for a link naming nobody;
+ * nothing was unsubscribed, and the answer is the same whether or not it was a recipient (mailed its own link if it was).
  */
 export interface UnsubscribeResult {
   email: string;
   from: string;
   list: string | null;
-  confirmed: boolean;
+  confirmationSent: boolean;
 }
 
 /**
@@ -50,6 +51,7 @@ export class TrackingService {
     private readonly links: MessageLinksRepository,
     private readonly trackedContent: TrackedContentService,
     private readonly repeatedOpens: RepeatedOpens,
+    private readonly confirmations: UnsubscribeConfirmations,
   ) {}
 
   /**
@@ -103,25 +105,24 @@ export class TrackingService {
    * (source: the message). One `unsubscribed` event either way; a repeat changes nothing.
    *
    * Who: the recipient the link names (`email` is not read: nobody unsubscribes a co-recipient), or the only recipient
-   * of a message whose link names nobody (sent before links named their recipient, or a body's link rendered once).
-   * With `email` on such a link, the answer is the same whether or not the address was a recipient, so that it never
-   * tells who a message went to (bcc); only a recipient is unsubscribed. Without `email` on a link of a message to
-   * several addresses: 400.
+   * of a message whose link names nobody (sent before links named their recipient). On such a link of a message to
+   * several addresses nobody is unsubscribed: without `email`, 400; with it, the address is mailed its own link if it
+   * was a recipient (UnsubscribeConfirmations, after the answer), and the answer is the same whether or not it was, so
+   * that it never tells who a message went to (bcc).
    */
   async unsubscribe(token: string, email: string | undefined): Promise<UnsubscribeResult> {
-    const { message, recipient, named } = await this.unsubscribeLink(token);
+    const { message, recipient } = await this.unsubscribeLink(token);
     const list = await this.listName(message);
-    if (recipient !== null && (named || email === undefined)) {
+    if (recipient !== null) {
       await this.takeOff(message, recipient);
-      return { email: recipient, from: message.fromAddress, list, confirmed: true };
+      return { email: recipient, from: message.fromAddress, list, confirmationSent: false };
     }
     if (email === undefined) {
       throw AppException.invalidField('email', 'this message went to several addresses: say which one to unsubscribe');
     }
     const wanted = normalizeEmailAddress(email);
-    const found = message.recipients.find((r) => r.toLowerCase() === wanted);
-    if (found) await this.takeOff(message, found);
-    return { email: wanted, from: message.fromAddress, list, confirmed: false };
+    this.confirmations.offer(message, wanted, list);
+    return { email: wanted, from: message.fromAddress, list, confirmationSent: true };
   }
 
   /**
@@ -144,17 +145,17 @@ export class TrackingService {
   }
 
   /**
-   * The message of an unsubscribe link and the recipient it is for: the one its token names (`named`), else the
+   * The message of an unsubscribe link and the recipient it is for: the one its token names, else the
    * message's only recipient, else null. 404 for an unknown link, or a recipient the message does not have.
    */
-  private async unsubscribeLink(token: string): Promise<{ message: TrackedMessageRecord; recipient: string | null; named: boolean }> {
+  private async unsubscribeLink(token: string): Promise<{ message: TrackedMessageRecord; recipient: string | null }> {
     const target = this.tokens.verify('u', token);
     const message = target && (await this.repository.findMessage(target.messageId));
     if (!target || !message) throw AppException.notFound('Unsubscribe link');
-    if (target.recipient === undefined) return { message, recipient: onlyRecipient(message), named: false };
+    if (target.recipient === undefined) return { message, recipient: onlyRecipient(message) };
     const recipient = this.tokens.recipientOf(message.id, target.recipient, message.recipients);
     if (recipient === null) throw AppException.notFound('Unsubscribe link');
-    return { message, recipient, named: true };
+    return { message, recipient };
   }
 
   /** A list send's recipient leaves that list; anyone else's is suppressed for the account. The event is recorded once. */

@@ -28,25 +28,30 @@ function scope(target: { from: string; list: string | null }): string {
 
 /** The confirmation page of GET /u/{token}: a form that posts back to the same URL. */
 export function confirmPage(target: UnsubscribeTarget): string {
-  const question = target.email
-    ? `<p>Unsubscribe <strong>${escapeHtml(target.email)}</strong> from ${scope(target)}?</p>`
-    : `<p>This email went to several addresses. Which one should no longer get ${scope(target)}?</p>`;
-  const field = target.email
-    ? ''
-    : '<label for="email">Email address</label><input id="email" name="email" type="email" required autocomplete="email">';
-  return page('Unsubscribe', `${question}<form method="post">${field}<button type="submit">Unsubscribe</button></form>`);
+  if (!target.email) {
+    const question =
+      `<p>This email went to several addresses. Which one should no longer get ${scope(target)}? ` +
+      'We will email that address a link to confirm.</p>';
+    const field = '<label for="email">Email address</label><input id="email" name="email" type="email" required autocomplete="email">';
+    return page('Unsubscribe', `${question}<form method="post">${field}<button type="submit">Send the link</button></form>`);
+  }
+  const question = `<p>Unsubscribe <strong>${escapeHtml(target.email)}</strong> from ${scope(target)}?</p>`;
+  return page('Unsubscribe', `${question}<form method="post"><button type="submit">Unsubscribe</button></form>`);
 }
 
 /**
- * The page after POST /u/{token}. For an address the person typed (`confirmed` false) it reads the same whether or
- * not that address got the email: the page never tells who an email went to.
+ * The page after POST /u/{token}. For an address the person typed (`confirmationSent`) nothing is unsubscribed yet,
+ * and it reads the same whether or not that address got the email: the page never tells who an email went to.
  */
 export function unsubscribedPage(result: UnsubscribeResult): string {
   const email = `<strong>${escapeHtml(result.email)}</strong>`;
+  if (result.confirmationSent) {
+    const sent = `If this email was sent to ${email}, we sent that address a link to confirm.`;
+    return page('Check your inbox', `<p>${sent}</p><p>Open it to unsubscribe from ${scope(result)}. You can close this page.</p>`);
+  }
   const what = result.list === null ? `no more emails sent by ${escapeHtml(result.from)}` : `no more mail from ${scope(result)}`;
-  const done = result.confirmed ? `${email} will get ${what}.` : `If this email was sent to ${email}, that address will get ${what}.`;
   const rest = result.list === null ? '' : '<p>Other emails from this sender still reach you.</p>';
-  return page('You are unsubscribed', `<p>${done}</p>${rest}<p>You can close this page.</p>`);
+  return page('You are unsubscribed', `<p>${email} will get ${what}.</p>${rest}<p>You can close this page.</p>`);
 }
 
 export function notFoundPage(): string {

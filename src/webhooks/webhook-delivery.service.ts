@@ -20,6 +20,8 @@ interface DeliveryRow {
   status: DeliveryStatus;
   attempts: number;
   round_first_attempt: number;
+  /** As text (every microsecond): the write tells by it whether a replay changed the delivery since. */
+  updated_at: string;
   url: string;
   enabled: boolean;
   secret: string;
@@ -44,8 +46,12 @@ export interface AttemptOutcome {
 interface AttemptResult {
   deliveryId: string;
   attempt: number;
+  /** The delivery's updated_at when it was loaded for this attempt. */
+  loadedAt: string;
   status: DeliveryStatus;
   nextAttemptAt: Date | null;
+  /** Another attempt can help (it neither succeeded nor was final). */
+  retryable: boolean;
   statusCode: number | null;
   startedAt: Date;
   durationMs: number;
@@ -56,6 +62,16 @@ interface AttemptResult {
   url: string;
   blameless: boolean;
 }
+
+/** A delivery as an attempt's write left it. */
+interface Written {
+  status: DeliveryStatus;
+  /** Greater than the attempt when a replay came while it was in flight: the next attempt is due now. */
+  roundFirstAttempt: number;
+}
+
+/** In an attempt's write: a replay came while it was in flight, and another attempt can help (write). */
+const REPLAYED = 'i.retryable AND d.updated_at IS DISTINCT FROM i.loaded_at::timestamptz';
 
 const USER_AGENT = 'Mailroom-Webhooks/1';
 /** Concurrent attempts share their loads and their writes: one statement each per batch. */
@@ -71,7 +87,7 @@ const MAX_SIGNERS = 1000;
 export class WebhookDeliveryService {
   private readonly logger = new Logger(WebhookDeliveryService.name);
   private readonly loads = new MicroBatch<string, DeliveryRow | null>((ids) => this.load(ids), MAX_BATCH, MAX_CONCURRENT_BATCHES);
-  private readonly results = new MicroBatch<AttemptResult, boolean>(
+  private readonly results = new MicroBatch<AttemptResult, Written | null>(
     (results) => this.writeResults(results),
     MAX_BATCH,
     MAX_CONCURRENT_BATCHES,
@@ -105,11 +121,13 @@ export class WebhookDeliveryService {
     const status: DeliveryStatus = outcome.succeeded ? 'succeeded' : wait === null ? 'failed' : 'pending';
     const nextAttemptAt = wait === null ? null : new Date(Date.now() + wait);
     const { statusCode, error, response, succeeded } = outcome;
-    const moved = await this.results.submit({
+    const written = await this.results.submit({
       deliveryId,
       attempt,
+      loadedAt: delivery.updated_at,
       status,
       nextAttemptAt,
+      retryable: !succeeded && !outcome.final,
       statusCode,
       startedAt,
       durationMs,
@@ -119,10 +137,14 @@ export class WebhookDeliveryService {
       url: delivery.url,
       blameless: outcome.blameless ?? false,
     });
-    if (moved) webhookAttempts.inc({ outcome: status === 'pending' ? 'retrying' : status });
-    if (!moved || wait === null) return outcome;
+    if (!written) return outcome;
+    webhookAttempts.inc({ outcome: written.status === 'pending' ? 'retrying' : written.status });
+    if (written.status !== 'pending') return outcome;
+    // A replay while this attempt was in flight found it running and queued nothing: its round starts with the next
+    // attempt, due now (write), instead of the wait this attempt's round had left.
+    const replayed = written.roundFirstAttempt > attempt;
     try {
-      await this.webhookQueue.add([{ deliveryId, attempt: attempt + 1, delayMs: wait }]);
+      await this.webhookQueue.add([{ deliveryId, attempt: attempt + 1, delayMs: replayed ? 0 : (wait ?? 0) }]);
     } catch (err) {
       this.logger.warn(`Could not queue attempt ${attempt + 1} of ${deliveryId}, the sweeper will: ${(err as Error).message}`);
     }
@@ -131,7 +153,7 @@ export class WebhookDeliveryService {
 
   private async load(ids: string[]): Promise<PromiseSettledResult<DeliveryRow | null>[]> {
     const rows: DeliveryRow[] = await this.dataSource.query(
-      `SELECT d.id, d.event_id, d.payload, d.status, d.attempts, d.round_first_attempt,
+      `SELECT d.id, d.event_id, d.payload, d.status, d.attempts, d.round_first_attempt, d.updated_at::text AS updated_at,
               w.url, w.enabled, w.secret, w.previous_secret, w.previous_secret_expires_at
        FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
        WHERE d.id = ANY($1::varchar[])`,
@@ -143,50 +165,62 @@ export class WebhookDeliveryService {
 
   /**
    * Each attempt's row and its delivery's new state, for every attempt of the batch in one statement; an attempt
-   * only counts if its delivery still waited for exactly it. If the statement fails, each is written alone.
+   * only counts (is answered written, else null) if its delivery still waited for exactly it. If the statement
+   * fails, each is written alone.
    */
-  private async writeResults(results: AttemptResult[]): Promise<PromiseSettledResult<boolean>[]> {
-    const alone = (result: AttemptResult) => settle(this.write([result]).then((moved) => moved.has(result.deliveryId)));
+  private async writeResults(results: AttemptResult[]): Promise<PromiseSettledResult<Written | null>[]> {
+    const alone = (result: AttemptResult) => settle(this.write([result]).then((written) => written.get(result.deliveryId) ?? null));
     // A delivery twice in one batch (a job run beside itself) would be moved once but logged twice: repeats go alone.
     const seen = new Set<string>();
     const distinct = results.filter((r) => !seen.has(r.deliveryId) && Boolean(seen.add(r.deliveryId)));
-    let outcomes: PromiseSettledResult<boolean>[];
+    let outcomes: PromiseSettledResult<Written | null>[];
     try {
-      const moved = await this.write(distinct);
-      outcomes = distinct.map((r) => ({ status: 'fulfilled', value: moved.has(r.deliveryId) }));
+      const written = await this.write(distinct);
+      outcomes = distinct.map((r) => ({ status: 'fulfilled', value: written.get(r.deliveryId) ?? null }));
     } catch (err: unknown) {
       outcomes = distinct.length === 1 ? [{ status: 'rejected', reason: err }] : await Promise.all(distinct.map(alone));
     }
     const byResult = new Map(distinct.map((r, i) => [r, outcomes[i]]));
-    const answers: PromiseSettledResult<boolean>[] = [];
+    const answers: PromiseSettledResult<Written | null>[] = [];
     for (const r of results) answers.push(byResult.get(r) ?? (await alone(r)));
     return answers;
   }
 
-  private async write(results: AttemptResult[]): Promise<Set<string>> {
-    const rows: { id: string }[] = await this.dataSource.query(
+  /**
+   * A delivery replayed since its attempt loaded it (its updated_at moved: only a replay writes a pending delivery
+   * besides its attempts) had its replay's attempt taken by this one, which started before it: unless this one
+   * succeeded or was final, the replay's round starts with the next attempt, due now, with the whole schedule.
+   */
+  private async write(results: AttemptResult[]): Promise<Map<string, Written>> {
+    const rows: { id: string; status: DeliveryStatus; round_first_attempt: number }[] = await this.dataSource.query(
       `WITH input AS (
-         SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(id varchar, attempt int, status varchar, next_attempt_at timestamptz,
-           status_code int, started_at timestamptz, duration_ms int, error text, response text, succeeded boolean,
-           url text, blameless boolean)
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(id varchar, attempt int, loaded_at text, status varchar,
+           next_attempt_at timestamptz, retryable boolean, status_code int, started_at timestamptz, duration_ms int,
+           error text, response text, succeeded boolean, url text, blameless boolean)
        ), moved AS (
-         UPDATE webhook_deliveries d SET status = i.status, attempts = i.attempt, next_attempt_at = i.next_attempt_at,
-           last_status_code = i.status_code, updated_at = now()
+         UPDATE webhook_deliveries d SET attempts = i.attempt, last_status_code = i.status_code, updated_at = now(),
+           status = CASE WHEN ${REPLAYED} THEN 'pending' ELSE i.status END,
+           next_attempt_at = CASE WHEN ${REPLAYED} THEN now() ELSE i.next_attempt_at END,
+           round_first_attempt = CASE WHEN ${REPLAYED} THEN i.attempt + 1 ELSE d.round_first_attempt END
          FROM input i
          WHERE d.id = i.id AND d.status = 'pending' AND d.attempts = i.attempt - 1
-         RETURNING d.id, d.webhook_id
-       )${endpointHealthCtes('$2')}
-       INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response, succeeded)
-       SELECT i.id, i.attempt, i.started_at, i.duration_ms, i.status_code, i.error, i.response, i.succeeded
-       FROM input i JOIN moved ON moved.id = i.id
-       RETURNING delivery_id AS id`,
+         RETURNING d.id, d.webhook_id, d.status, d.round_first_attempt
+       )${endpointHealthCtes('$2')}, logged AS (
+         INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response, succeeded)
+         SELECT i.id, i.attempt, i.started_at, i.duration_ms, i.status_code, i.error, i.response, i.succeeded
+         FROM input i JOIN moved ON moved.id = i.id
+         RETURNING delivery_id
+       )
+       SELECT moved.id, moved.status, moved.round_first_attempt FROM moved JOIN logged ON logged.delivery_id = moved.id`,
       [
         JSON.stringify(
           results.map((r) => ({
             id: r.deliveryId,
             attempt: r.attempt,
+            loaded_at: r.loadedAt,
             status: r.status,
             next_attempt_at: r.nextAttemptAt,
+            retryable: r.retryable,
             status_code: r.statusCode,
             started_at: r.startedAt,
             duration_ms: r.durationMs,
@@ -200,7 +234,7 @@ export class WebhookDeliveryService {
         this.config.env.WEBHOOK_DISABLE_AFTER_FAILING_MS,
       ],
     );
-    return new Set(rows.map((row) => row.id));
+    return new Map(rows.map((row) => [row.id, { status: row.status, roundFirstAttempt: row.round_first_attempt }]));
   }
 
   private async send(delivery: DeliveryRow): Promise<AttemptOutcome> {

@@ -164,7 +164,8 @@ export class WebhooksService {
    * Delivers the event again (same event id, same payload), whatever the delivery's state, as Svix's resend does: the
    * next attempt is due now (a retry waiting for its backoff is made at once) and gets the whole retry schedule
    * again; its attempts are added to the log. Never a second attempt at once: an attempt in flight is the one made
-   * now (WebhookQueue.attemptNow). 409 when the webhook is disabled.
+   * now (WebhookQueue.attemptNow); if it fails, its write sees the replay and the next attempt is due at once, with
+   * the whole schedule (WebhookDeliveryService). 409 when the webhook is disabled.
    */
   async replay(accountId: string, webhookId: string, deliveryId: string): Promise<DeliveryWithAttempts> {
     const webhook = await this.get(accountId, webhookId);

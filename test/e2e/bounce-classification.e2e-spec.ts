@@ -109,6 +109,9 @@ describe('bounces: only a failure of the address suppresses it', () => {
         const health = await t.http.get('/health/ready');
         expect(health.status).toBe(503);
         expect(health.body.details.provider).toMatchObject({ status: 'down', reason: expect.stringContaining('550 5.7.1') });
+        // /health/ready is public: the provider's answer without the recipient (the error log has it whole).
+        expect(JSON.stringify(health.body)).not.toContain(to);
+        expect(JSON.stringify(health.body)).not.toContain('@');
         expect(await suppression(to)).toMatchObject({ suppressed: false });
         const list = (await t.http.get('/email/suppression').set(bearer(adminKey)).expect(200)).body;
         expect(JSON.stringify(list)).not.toContain(to);
@@ -128,6 +131,33 @@ describe('bounces: only a failure of the address suppresses it', () => {
         async () => (await t.http.get('/health/ready')).body.details?.provider?.status,
         (state) => state === 'up',
       );
+    });
+
+    it('leaves the provider up when it refuses one recipient by policy and takes the others', async () => {
+      const taken = `taken-${unique()}@example.org`;
+      const refused = `policy-${unique()}@example.org`;
+      const up = async () => (await t.http.get('/health/ready')).body.details?.provider?.status;
+      await waitFor('the provider up', up, (state) => state === 'up');
+      sink.rejectRecipient(refused, 550, `5.7.1 <${refused}>: Relaying denied`);
+      const errors = jest.spyOn(Logger.prototype, 'error');
+      try {
+        const res = await t.http
+          .post('/email/send')
+          .set(bearer(adminKey))
+          .send({ from: `hello@${domain}`, to: [taken, refused], subject: `mixed ${unique()}`, text: 'hi' })
+          .expect(200);
+        const messageId = res.body.messageId as string;
+        const sent = await waitForStatus(messageId, 'sent');
+        expect(sent.events).toContainEqual(expect.objectContaining({ type: 'failed', recipient: refused }));
+        await refusalLogged(errors, messageId);
+        // Logged with its message only: one policy refusal among accepted recipients does not make every instance unready.
+        expect(await up()).toBe('up');
+        expect(errors.mock.calls.filter(([line]) => /SMTP provider is failing/.test(String(line)))).toEqual([]);
+        expect(await suppression(refused)).toMatchObject({ suppressed: false });
+      } finally {
+        errors.mockRestore();
+        sink.clearRejections();
+      }
     });
 
     it.each([

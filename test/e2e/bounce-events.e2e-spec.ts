@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import nodemailer, { type Transporter } from 'nodemailer';
 import { Webhook } from 'standardwebhooks';
+import { AppConfigService } from '../../src/config/app-config.service';
+import { emails } from '../../src/metrics/metrics';
+import { SoftBounces } from '../../src/suppression/soft-bounces';
 import { BOUNCE_DOMAIN, BounceHarness, startBounceHarness } from '../support/bounce-harness';
 import { bearer } from '../support/factories';
 import { startWebhookReceiver, WebhookReceiver } from '../support/webhook-receiver';
@@ -109,24 +112,31 @@ describe('bounce events', () => {
     await failInserts('suppression_entries');
     const id = `evt_${unique()}`;
     const body = { messageId, type: 'bounced', recipient: to, reason: '550 5.1.1 no such user' };
+    const bouncedCount = async () => (await emails.get()).values.find((v) => v.labels.status === 'bounced')?.value ?? 0;
+    const bouncedBefore = await bouncedCount();
     const failed = await post(body, id);
     await allowInserts('suppression_entries');
     expect(failed.status).toBe(500);
     expect(await eventsOf(messageId, 'bounced')).toHaveLength(0);
     expect(await h.statusOf(messageId)).toBe('sent');
     expect(await suppressed(to)).toBe(false);
+    expect(await bouncedCount()).toBe(bouncedBefore); // the move rolled back is not counted
 
     await post(body, id).expect(202, { received: 1, applied: 1, ignored: 0 });
     await post(body, id).expect(202, { received: 1, applied: 0, ignored: 1, duplicate: true });
     expect(await eventsOf(messageId, 'bounced')).toHaveLength(1);
     expect(await h.statusOf(messageId)).toBe('bounced');
     expect(await suppressed(to)).toBe(true);
+    expect(await bouncedCount()).toBe(bouncedBefore + 1);
+    // A webhook follows from each event, written with it (a trigger): one bounced event made one, so the call made
+    // one delivery; once it arrived, nothing else of this call is left to arrive.
+    const outboxed = await h.db.query(`SELECT 1 FROM event_outbox WHERE type = 'bounced' AND payload ->> 'messageId' = $1`, [messageId]);
+    expect(outboxed).toHaveLength(1);
     await waitFor(
       'the bounced webhook',
       () => hooksOf(messageId, 'bounced'),
       (hooks) => hooks.length > 0,
     );
-    await new Promise((resolve) => setTimeout(resolve, 500));
     expect(hooksOf(messageId, 'bounced')).toHaveLength(1);
   });
 
@@ -202,6 +212,60 @@ describe('bounce events', () => {
     expect(await suppressed(to)).toBe(true);
   });
 
+  it('counts on after a delivered event that names no recipient of several, or a report that a relay passed it on', async () => {
+    const to = `relayed-${unique()}@example.org`;
+    const first = await sent(to);
+    await post({ messageId: first.messageId, type: 'bounced', bounceType: 'soft', reason: 'mailbox full' }).expect(202);
+
+    // Delivered, but to whom? Not a delivery to `to`.
+    const subject = `shared ${unique()}`;
+    const shared = await h.t.http
+      .post('/email/send')
+      .set(bearer(h.adminKey))
+      .send({ from: `hello@${BOUNCE_DOMAIN}`, to: [to, `other-${unique()}@example.org`], subject, text: 'hi' })
+      .expect(200);
+    await waitFor(
+      'the shared message sent',
+      () => h.statusOf(shared.body.messageId),
+      (s) => s === 'sent',
+    );
+    await post({ messageId: shared.body.messageId, type: 'delivered' }).expect(202, { received: 1, applied: 1, ignored: 0 });
+
+    // A relay that sends no reports took it (Action: relayed): not the mailbox.
+    const relayed = await sent(to);
+    const report = [
+      'From: Mail Delivery Subsystem <mailer-daemon@origin.test>',
+      `To: ${relayed.returnPath}`,
+      'Subject: Delivery Status Notification (Relayed)',
+      `Message-ID: <dsn-${unique()}@origin.test>`,
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
+      '',
+      '--b1',
+      'Content-Type: message/delivery-status',
+      '',
+      'Reporting-MTA: dns; origin.test',
+      '',
+      `Final-Recipient: rfc822; ${to}`,
+      'Action: relayed',
+      'Status: 2.0.0',
+      '',
+      '--b1--',
+      '',
+    ].join('\r\n');
+    await client.sendMail({ envelope: { from: 'sender@origin.test', to: [relayed.returnPath] }, raw: Buffer.from(report) });
+    await waitFor(
+      'the relayed report recorded',
+      () => eventsOf(relayed.messageId, 'delivered'),
+      (events) => events.length > 0,
+    );
+    expect(await softBounceRows(to)).toEqual([first.messageId]);
+
+    const second = await sent(to);
+    await post({ messageId: second.messageId, type: 'bounced', bounceType: 'soft', reason: 'mailbox full' }).expect(202);
+    expect(await suppressed(to)).toBe(true);
+  });
+
   it('records a bounce report once when the forward beside it failed and the sender sent it again', async () => {
     const { messageId, to, returnPath, headerMessageId } = await sent();
     const dsn = Buffer.from(
@@ -250,5 +314,97 @@ describe('bounce events', () => {
     );
     expect(await eventsOf(messageId, 'bounced')).toHaveLength(1);
     expect(await suppressed(to)).toBe(true);
+  });
+
+  const softBounceRows = async (email: string): Promise<string[]> =>
+    (await h.db.query('SELECT message_id FROM soft_bounces WHERE email = $1 ORDER BY occurred_at', [email])).map(
+      (r: { message_id: string }) => r.message_id,
+    );
+
+  it('counts a full mailbox (552 5.2.2) as a soft bounce, even reported as hard, instead of dropping it', async () => {
+    const to = `full-${unique()}@example.org`;
+    const first = await sent(to);
+    await post({ messageId: first.messageId, type: 'bounced', reason: '552 5.2.2 Mailbox full' }).expect(202);
+    expect(await h.statusOf(first.messageId)).toBe('bounced');
+    expect(await suppressed(to)).toBe(false);
+    expect(await softBounceRows(to)).toEqual([first.messageId]);
+
+    const second = await sent(to);
+    await post({ messageId: second.messageId, type: 'bounced', bounceType: 'hard', reason: '552 5.2.2 Mailbox full' }).expect(202);
+    expect(await suppressed(to)).toBe(true);
+  });
+
+  /** A delivery status notification to the message's return path: `to` failed with this Status. */
+  const reportFailure = async (message: { messageId: string; to: string; returnPath: string }, status: string, diagnostic?: string) => {
+    const dsn = [
+      'From: Mail Delivery Subsystem <mailer-daemon@origin.test>',
+      `To: ${message.returnPath}`,
+      'Subject: Delivery Status Notification (Failure)',
+      `Message-ID: <dsn-${unique()}@origin.test>`,
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
+      '',
+      '--b1',
+      'Content-Type: text/plain',
+      '',
+      "Your message wasn't delivered.",
+      '',
+      '--b1',
+      'Content-Type: message/delivery-status',
+      '',
+      'Reporting-MTA: dns; origin.test',
+      '',
+      `Final-Recipient: rfc822; ${message.to}`,
+      'Action: failed',
+      `Status: ${status}`,
+      ...(diagnostic ? [`Diagnostic-Code: smtp; ${diagnostic}`] : []),
+      '',
+      '--b1--',
+      '',
+    ].join('\r\n');
+    await client.sendMail({ envelope: { from: 'sender@origin.test', to: [message.returnPath] }, raw: Buffer.from(dsn) });
+    await waitFor(
+      `the bounce of ${message.messageId} recorded`,
+      () => eventsOf(message.messageId, 'bounced'),
+      (events) => events.length > 0,
+    );
+  };
+
+  it('counts a bounce report that failed with a 4.x.x Status, or a 5.2.x one, as a soft bounce', async () => {
+    const to = `dsn-soft-${unique()}@example.org`;
+    const first = await sent(to);
+    await reportFailure(first, '4.4.7');
+    expect(await suppressed(to)).toBe(false);
+    expect(await softBounceRows(to)).toEqual([first.messageId]);
+
+    const second = await sent(to);
+    await reportFailure(second, '5.2.2', '552 5.2.2 Mailbox full');
+    expect(await suppressed(to)).toBe(true);
+  });
+
+  it('counts soft bounces within SOFT_BOUNCE_WINDOW_DAYS only, and purges those past it', async () => {
+    const windowDays = h.t.app.get(AppConfigService).env.SOFT_BOUNCE_WINDOW_DAYS;
+    const pastWindow = (messageId: string) =>
+      h.db.query('UPDATE soft_bounces SET occurred_at = now() - make_interval(days => $2 + 1) WHERE message_id = $1', [
+        messageId,
+        windowDays,
+      ]);
+    const to = `window-${unique()}@example.org`;
+    const first = await sent(to);
+    await post({ messageId: first.messageId, type: 'bounced', bounceType: 'soft', reason: 'mailbox full' }).expect(202);
+    await pastWindow(first.messageId);
+
+    // The bounce past the window counts for nothing: this one is the first again.
+    const second = await sent(to);
+    await post({ messageId: second.messageId, type: 'bounced', bounceType: 'soft', reason: 'mailbox full' }).expect(202);
+    expect(await suppressed(to)).toBe(false);
+
+    // The purge keeps what is within the window and deletes what is past it, bounced again or not.
+    const softBounces = h.t.app.get(SoftBounces);
+    await softBounces.purge();
+    expect(await softBounceRows(to)).toEqual([second.messageId]);
+    await pastWindow(second.messageId);
+    await softBounces.purge();
+    expect(await softBounceRows(to)).toEqual([]);
   });
 });

@@ -1,6 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DataSource } from 'typeorm';
 import { readConfigFile } from '../../src/cli/config-file-reader';
+import { MakeProjectAndCollectionNamesOneLine1795787001000 } from '../../src/database/migrations/1795787001000-MakeProjectAndCollectionNamesOneLine';
+import { DomainChanges } from '../../src/domains/domain-changes';
 import { bearer, createAccount, createKey } from '../support/factories';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
@@ -307,6 +310,91 @@ describe('declarative configuration (PUT /config, GET /config)', () => {
       ]);
       expect((await t.http.get('/config').set(bearer(key)).expect(200)).body).toEqual(before);
     });
+  });
+
+  it('takes names Object.prototype has as any other: a project and a collection `constructor`, a template `toString`', async () => {
+    const { adminKey: key } = await createAccount(t, 'Prototype names');
+    const form = { signup: { to: 'team@example.org', template: 'toString' } };
+    const missing = await push(key, { collections: { constructor: { forms: form } } }).expect(400);
+    expect(missing.body.error.details.fields).toEqual([
+      { field: 'collections.constructor.forms.signup.template', message: 'no template named toString in the file or the account' },
+    ]);
+
+    const file = {
+      project: { name: 'Main', slug: 'constructor' },
+      collections: { constructor: { name: 'Signups', forms: form } },
+      templates: { toString: { subject: 'New signup', text: 'From {{ form.email }}' } },
+    };
+    const applied = await push(key, file).expect(200);
+    expect(applied.body.changes.map((c: Change) => [c.action, c.path])).toEqual([
+      ['create', 'projects.constructor'],
+      ['create', 'collections.constructor'],
+      ['create', 'collections.constructor.forms.signup'],
+      ['create', 'templates.toString'],
+    ]);
+    const exported = (await t.http.get('/config').set(bearer(key)).expect(200)).body;
+    expect(exported).toMatchObject({ ...file, collections: { constructor: { name: 'Signups', forms: { signup: form.signup } } } });
+    expect((await push(key, exported, '?dryRun=true&prune=true').expect(200)).body.changes).toEqual([]);
+  });
+
+  it('refuses posts from a domain a push removes from the moment the push commits', async () => {
+    const { adminKey: key } = await createAccount(t, 'Pruned domain');
+    await push(key, { domains: { 'pruned.test': {} } }).expect(200);
+    const form = await t.http
+      .post('/api/forms')
+      .set(bearer(key))
+      .send({ name: 'Contact', to: 'owner@example.org', rateLimit: 1000 })
+      .expect(201);
+    const post = async () =>
+      (
+        await t.http
+          .post(`/f/${form.body.id}`)
+          .set({ Accept: 'application/json', Origin: 'https://www.pruned.test' })
+          .send({ email: 'ann@example.org', message: 'hello' })
+      ).status;
+    // Accepted, and the account's verified domains are now cached.
+    expect(await post()).toBe(200);
+
+    // A post right after the caches are told: told before the push's transaction commits, it would read the domain
+    // still there and cache it again, accepting posts for another 10 s.
+    const changes = t.app.get(DomainChanges);
+    const tell = changes.changed.bind(changes);
+    const postedWhenTold: number[] = [];
+    const spy = jest.spyOn(changes, 'changed').mockImplementation(async (accountId, name) => {
+      await tell(accountId, name);
+      postedWhenTold.push(await post());
+    });
+    try {
+      await push(key, {}, '?prune=true').expect(200);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(postedWhenTold).toEqual([403]);
+    expect(await post()).toBe(403);
+  });
+
+  it('makes names made before they had to be one line fit the file (migration MakeProjectAndCollectionNamesOneLine)', async () => {
+    const { adminKey: key, accountId } = await createAccount(t, 'Old names');
+    const dataSource = t.app.get(DataSource);
+    const project = `INSERT INTO projects (id, account_id, name, slug) VALUES ($1, $2, $3, $4)`;
+    await dataSource.query(project, ['prj_oldnames_two', accountId, 'Two\r\nlines\n', 'two']);
+    await dataSource.query(project, ['prj_oldnames_blank', accountId, ' \t\n ', 'blank']);
+    await dataSource.query(`INSERT INTO collections (id, account_id, slug, name) VALUES ($1, $2, $3, $4)`, [
+      'col_oldnames_web',
+      accountId,
+      'web',
+      'Line\rone',
+    ]);
+    const runner = dataSource.createQueryRunner();
+    try {
+      await new MakeProjectAndCollectionNamesOneLine1795787001000().up(runner);
+    } finally {
+      await runner.release();
+    }
+    const exported = (await t.http.get('/config').set(bearer(key)).expect(200)).body;
+    expect(exported.projects).toEqual({ two: { name: 'Two lines' }, blank: { name: 'blank' } });
+    expect(exported.collections).toEqual({ web: { name: 'Line one', project: null } });
+    expect((await push(key, exported, '?dryRun=true&prune=true').expect(200)).body.changes).toEqual([]);
   });
 
   it('is for admin keys holding every write permission it needs', async () => {

@@ -338,7 +338,9 @@ describe('domains', () => {
       publishToken(domain);
       await verifyDomain(adminA, 'posting.test').expect(200);
       expect((await post(t)).status).toBe(200);
-      // The other instance is told over Redis: well within a second, not when its 10 s cache expires.
+      // The other instance is told over Redis: well within a second, not when its 10 s cache expires. The wait is a
+      // bound, not a speed assertion: without the invalidation the answer it cached just above holds for 10 s, and
+      // this gives up after 2.
       await waitFor(
         'a post to the second instance accepted',
         async () => (await post(second)).status,
@@ -349,6 +351,7 @@ describe('domains', () => {
       await t.http.delete('/domains/posting.test').set(bearer(adminA)).expect(200);
       const refused = await post(t);
       expect([refused.status, refused.body.error?.code]).toEqual([403, 'ORIGIN_NOT_ALLOWED']);
+      // As above: the second instance cached the domain with the post it accepted last, for 10 s.
       await waitFor(
         'a post to the second instance refused',
         async () => (await post(second)).status,

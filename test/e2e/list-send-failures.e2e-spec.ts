@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
+import { INTERNAL_FAILURE } from '../../src/email/list-sends/list-send-attempts';
+import { ListSendQueue } from '../../src/email/list-sends/list-send.queue';
 import { ListSendSweeper } from '../../src/email/list-sends/list-send.sweeper';
 import { QueueName } from '../../src/queue/queue.constants';
 import { createVerifiedDomain } from '../support/email-fixtures';
@@ -120,6 +122,17 @@ describe('failing list sends', () => {
   /** As the sweeper would find it an hour later. */
   const age = (listSendId: string) =>
     db().query(`UPDATE list_sends SET updated_at = now() - interval '1 hour' WHERE id = $1`, [listSendId]);
+  /** Its first run failed; Redis then loses the job while it waits for its retry. */
+  const loseJobAfterFirstRun = async (listId: string, listSendId: string): Promise<void> => {
+    await waitFor(
+      `the first run of ${listSendId} failed, its job waiting to retry`,
+      async () => ({ send: await listSend(listId, listSendId), state: await (await queue().getJob(listSendId))?.getState() }),
+      ({ send, state }) => send.attempts === 1 && send.lastError !== null && state === 'delayed',
+    );
+    await (await queue().getJob(listSendId))!.remove();
+  };
+  /** Its runs used up its attempts without ending it: each died with its worker after counting itself. */
+  const spend = (listSendId: string) => db().query('UPDATE list_sends SET attempts = $2 WHERE id = $1', [listSendId, maxAttempts]);
 
   it('fails a list send after its attempts, says why, keeps what it made and gives back the rest; the sweeper leaves it', async () => {
     const { listId, emails } = await failingList(6, 2);
@@ -139,7 +152,7 @@ describe('failing list sends', () => {
       queued: 2,
       refused: 4,
       attempts: maxAttempts,
-      lastError: `gave up after ${maxAttempts} attempts: internal error while making its messages (details in the server log)`,
+      lastError: `gave up after ${maxAttempts} attempts: ${INTERNAL_FAILURE}`,
       stoppedReason: null,
       completedAt: expect.any(String),
     });
@@ -172,17 +185,11 @@ describe('failing list sends', () => {
     const { listId } = await failingList(3, 0);
     const listSendId = await sendToList(listId, `lost ${unique()}`);
 
-    // Its first run failed; Redis then loses the job while it waits for its retry.
-    await waitFor(
-      `the first run of ${listSendId} failed, its job waiting to retry`,
-      async () => ({ send: await listSend(listId, listSendId), state: await (await queue().getJob(listSendId))?.getState() }),
-      ({ send, state }) => send.attempts === 1 && send.lastError !== null && state === 'delayed',
-    );
-    await (await queue().getJob(listSendId))!.remove();
+    await loseJobAfterFirstRun(listId, listSendId);
     expect(await listSend(listId, listSendId)).toMatchObject({
       status: 'queued',
       attempts: 1,
-      lastError: 'internal error while making its messages (details in the server log)',
+      lastError: INTERNAL_FAILURE,
     });
 
     await age(listSendId);
@@ -200,5 +207,55 @@ describe('failing list sends', () => {
     const job = await queue().getJob(listSendId);
     expect(await job!.getState()).toBe('failed');
     expect(job!.attemptsMade).toBe(maxAttempts - 1);
+  });
+
+  it('fails a send whose runs used up its attempts without ending it: the sweeper, instead of adding its job again', async () => {
+    const { listId } = await failingList(3, 0);
+    const usedBefore = await emailsUsed();
+    const listSendId = await sendToList(listId, `spent ${unique()}`);
+    await loseJobAfterFirstRun(listId, listSendId);
+    await spend(listSendId);
+
+    await age(listSendId);
+    await t.app.get(ListSendSweeper).sweep();
+    expect(await listSend(listId, listSendId)).toMatchObject({
+      status: 'failed',
+      queued: 0,
+      refused: 3,
+      attempts: maxAttempts,
+      lastError: `gave up after ${maxAttempts} attempts: ${INTERNAL_FAILURE}`,
+      completedAt: expect.any(String),
+    });
+    expect(await queue().getJob(listSendId)).toBeNull();
+    // The 3 counted at acceptance and never made are given back.
+    expect(await emailsUsed()).toBe(usedBefore);
+  });
+
+  it('fails, before any fan-out, a send whose job runs after its attempts were used up', async () => {
+    const { listId } = await failingList(3, 0);
+    const usedBefore = await emailsUsed();
+    const listSendId = await sendToList(listId, `spent job ${unique()}`);
+    await loseJobAfterFirstRun(listId, listSendId);
+    await spend(listSendId);
+
+    // A job added all the same (by hand from Bull Board, or by a sweeper that found it before its last run counted).
+    expect(await t.app.get(ListSendQueue).add(listSendId)).toBe(true);
+    const { send, job } = await waitFor(
+      `list send ${listSendId} failed, its job too`,
+      async () => {
+        const job = await queue().getJob(listSendId);
+        const state = await job?.getState();
+        return {
+          send: await listSend(listId, listSendId),
+          job: { state, attemptsMade: job?.attemptsMade, failedReason: job?.failedReason },
+        };
+      },
+      ({ send, job }) => send.status === 'failed' && job.state === 'failed',
+    );
+    const reason = `gave up after ${maxAttempts} attempts: ${INTERNAL_FAILURE}`;
+    expect(send).toMatchObject({ queued: 0, refused: 3, attempts: maxAttempts, lastError: reason });
+    // Failed at its first run, whatever attempts Bull had left for it.
+    expect(job).toEqual({ state: 'failed', attemptsMade: 1, failedReason: `List send ${listSendId} failed: ${reason}` });
+    expect(await emailsUsed()).toBe(usedBefore);
   });
 });

@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount } from '../support/factories';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
+import { startTimedReceiver, type TimedReceiver } from '../support/timed-receiver';
 import { waitForValue } from '../support/wait-for';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
@@ -29,48 +28,12 @@ interface HookBody {
 
 interface DeliveryLog {
   id: string;
+  /** The `webhook-id` header of its requests. */
+  eventId: string;
   status: string;
   nextAttemptAt: string | null;
   attempts: { attempt: number; statusCode: number | null; startedAt: string }[];
   payload: HookBody;
-}
-
-/** An endpoint that answers `status`, holding each answer while `hold` is set; it counts requests at once. */
-async function startHoldingReceiver(): Promise<{
-  url: string;
-  requests: HookBody[];
-  status: number;
-  hold: Promise<void> | null;
-  inFlight: number;
-  maxInFlight: number;
-  close(): Promise<void>;
-}> {
-  const state = {
-    url: '',
-    requests: [] as HookBody[],
-    status: 500,
-    hold: null as Promise<void> | null,
-    inFlight: 0,
-    maxInFlight: 0,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-  const server = createServer((req, res) => {
-    state.inFlight++;
-    state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      state.requests.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as HookBody);
-      void (state.hold ?? Promise.resolve()).then(() => {
-        state.inFlight--;
-        res.statusCode = state.status;
-        res.end(state.status === 200 ? 'thanks' : 'down');
-      });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
-  return state;
 }
 
 /**
@@ -85,6 +48,7 @@ describe('message events → signed webhooks', () => {
   let owner: { accountId: string; adminKey: string };
   let domain: string;
   let secret: string;
+  let webhookId: string;
 
   beforeAll(async () => {
     sink = await startSmtpSink();
@@ -109,6 +73,7 @@ describe('message events → signed webhooks', () => {
       .send({ url, events: ['sent', 'delivered', 'bounced', 'opened', 'clicked', 'complained', 'unsubscribed'] })
       .expect(201);
     secret = registered.body.secret;
+    webhookId = registered.body.id;
   });
 
   afterAll(async () => {
@@ -116,6 +81,11 @@ describe('message events → signed webhooks', () => {
     await sink.close();
     await receiver.close();
   });
+
+  /** The delivery log of a webhook, newest first, each delivery with its attempts. */
+  async function deliveriesOf(id: string): Promise<DeliveryLog[]> {
+    return (await t.http.get(`/email/webhooks/${id}/deliveries`).set(bearer(owner.adminKey)).expect(200)).body.deliveries;
+  }
 
   /** The webhook of this type for this message, once it arrived; its signature must verify. */
   async function hook(type: string, messageId: string): Promise<HookBody> {
@@ -207,10 +177,17 @@ describe('message events → signed webhooks', () => {
     const path = linkPath(listUnsubscribe, '/u/');
     await t.http.post(path).type('form').send('List-Unsubscribe=One-Click').expect(200);
     await t.http.post(path).type('form').send('List-Unsubscribe=One-Click').expect(200);
-    expect(await hook('unsubscribed', messageId)).toMatchObject({ recipient: 'leaver@example.org' });
-    // The publisher polls every 50 ms: a second webhook would have arrived by now.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(receiver.received.filter((h) => h.body.type === 'unsubscribed' && h.body.messageId === messageId)).toHaveLength(1);
+    const unsubscribed = await hook('unsubscribed', messageId);
+    expect(unsubscribed).toMatchObject({ recipient: 'leaver@example.org' });
+    // Each webhook event is one of the message's events (an outbox row written with it): the second post added none.
+    const status = await t.http.get(`/email/status/${messageId}`).set(bearer(owner.adminKey)).expect(200);
+    expect((status.body.events as { type: string }[]).filter((e) => e.type === 'unsubscribed')).toHaveLength(1);
+    // Its one delivery, delivered by one attempt.
+    const delivered = await waitForValue('the unsubscribed delivery to succeed', async () => {
+      const mine = (await deliveriesOf(webhookId)).filter((d) => d.payload.type === 'unsubscribed' && d.payload.messageId === messageId);
+      return mine.every((d) => d.status === 'succeeded') && mine;
+    });
+    expect(delivered.map((d) => [d.eventId, d.attempts.length])).toEqual([[unsubscribed.id, 1]]);
   });
 
   it("the provider's delivered, bounced and complained events become signed webhooks and move the message", async () => {
@@ -297,58 +274,95 @@ describe('message events → signed webhooks', () => {
   });
 
   describe('replay', () => {
+    let endpoint: TimedReceiver;
+
+    beforeAll(async () => {
+      endpoint = await startTimedReceiver();
+    });
+
+    afterAll(async () => {
+      await endpoint.close();
+    });
+
+    /** A webhook of `sent` events at `path` of the endpoint, its delivery log and its replay. */
+    async function registerAt(path: string) {
+      const registered = await t.http
+        .post('/email/webhooks')
+        .set(bearer(owner.adminKey))
+        .send({ url: `${endpoint.base}${path}`, events: ['sent'] })
+        .expect(201);
+      const id: string = registered.body.id;
+      const delivery = async (): Promise<DeliveryLog | undefined> => (await deliveriesOf(id))[0];
+      const replay = (deliveryId: string) =>
+        t.http.post(`/email/webhooks/${id}/deliveries/${deliveryId}/replay`).set(bearer(owner.adminKey));
+      const succeeded = () =>
+        waitForValue('the delivery to succeed', async () => {
+          const d = await delivery();
+          return d?.status === 'succeeded' && d;
+        });
+      return { delivery, replay, succeeded };
+    }
+
     it('makes a retry waiting for its backoff at once, one request at a time, and the delivery succeeds', async () => {
-      const endpoint = await startHoldingReceiver();
-      try {
-        const registered = await t.http
-          .post('/email/webhooks')
-          .set(bearer(owner.adminKey))
-          .send({ url: endpoint.url, events: ['sent'] })
-          .expect(201);
-        const webhookId: string = registered.body.id;
-        const deliveries = async (): Promise<DeliveryLog[]> =>
-          (await t.http.get(`/email/webhooks/${webhookId}/deliveries`).set(bearer(owner.adminKey)).expect(200)).body.deliveries;
-        const replay = (id: string) => t.http.post(`/email/webhooks/${webhookId}/deliveries/${id}/replay`).set(bearer(owner.adminKey));
+      const path = `/replayed-${randomBytes(4).toString('hex')}`;
+      endpoint.behave(path, { status: 500 });
+      const { delivery, replay, succeeded } = await registerAt(path);
+      const { messageId } = await sendTracked(`replayed-${randomBytes(4).toString('hex')}@example.org`);
+      // The default schedule: a retry after about 5 s, then one after about 5 min.
+      const waiting = await waitForValue('two failed attempts and a retry in 5 min', async () => {
+        const d = await delivery();
+        return d?.status === 'pending' && d.attempts.length === 2 && d;
+      });
+      expect(waiting.payload.messageId).toBe(messageId);
+      const backoffEnds = Date.parse(waiting.nextAttemptAt!);
 
-        const { messageId } = await sendTracked(`replayed-${randomBytes(4).toString('hex')}@example.org`);
-        // The default schedule: a retry after about 5 s, then one after about 5 min.
-        const waiting = await waitForValue('two failed attempts and a retry in 5 min', async () => {
-          const [delivery] = await deliveries();
-          return delivery?.status === 'pending' && delivery.attempts.length === 2 && delivery;
-        });
-        expect(waiting.payload.messageId).toBe(messageId);
-        const backoffEnds = Date.parse(waiting.nextAttemptAt!);
+      // The endpoint is fixed; its answer to the replayed attempt is held, and more replays come meanwhile.
+      endpoint.behave(path, { hang: true });
+      const replayed = await replay(waiting.id).expect(202);
+      expect(replayed.body).toMatchObject({ id: waiting.id, status: 'pending', attempts: waiting.attempts });
+      await waitForValue('the replayed attempt', () => endpoint.at(path).length === 3);
+      const during = await Promise.all([replay(waiting.id), replay(waiting.id)]);
+      expect(during.map((r) => r.status)).toEqual([202, 202]);
+      endpoint.release(path, 200);
 
-        // The endpoint is fixed; its answer to the replayed attempt is held, and more replays come meanwhile.
-        endpoint.status = 200;
-        let release = () => {};
-        endpoint.hold = new Promise<void>((resolve) => (release = resolve));
-        const replayed = await replay(waiting.id).expect(202);
-        expect(replayed.body).toMatchObject({ id: waiting.id, status: 'pending', attempts: waiting.attempts });
-        await waitForValue('the replayed attempt', () => endpoint.requests.length === 3);
-        const during = await Promise.all([replay(waiting.id), replay(waiting.id)]);
-        expect(during.map((r) => r.status)).toEqual([202, 202]);
-        release();
-        endpoint.hold = null;
+      const done = await succeeded();
+      expect(done.attempts.map((a) => [a.attempt, a.statusCode])).toEqual([
+        [1, 500],
+        [2, 500],
+        [3, 200],
+      ]);
+      // Made by the replay, not by the retry the backoff had scheduled.
+      expect(Date.parse(done.attempts[2].startedAt)).toBeLessThan(backoffEnds);
+      // The replays during the attempt in flight started no other request: none beside it, none after its success.
+      expect(endpoint.at(path).map((r) => r.webhookId)).toEqual([waiting.eventId, waiting.eventId, waiting.eventId]);
+      expect(endpoint.maxInFlight(path)).toBe(1);
+    });
 
-        const succeeded = await waitForValue('the delivery to succeed', async () => {
-          const [delivery] = await deliveries();
-          return delivery?.status === 'succeeded' && delivery;
-        });
-        expect(succeeded.attempts.map((a) => [a.attempt, a.statusCode])).toEqual([
-          [1, 500],
-          [2, 500],
-          [3, 200],
-        ]);
-        // Made by the replay, not by the retry the backoff had scheduled.
-        expect(Date.parse(succeeded.attempts[2].startedAt)).toBeLessThan(backoffEnds);
-        // The replays during the attempt in flight started no second one.
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        expect(endpoint.requests.filter((body) => body.messageId === messageId)).toHaveLength(3);
-        expect(endpoint.maxInFlight).toBe(1);
-      } finally {
-        await endpoint.close();
-      }
+    it('a replay while a retry is in flight: when that retry fails, the next attempt comes at once, not after its backoff', async () => {
+      const path = `/replayed-in-flight-${randomBytes(4).toString('hex')}`;
+      endpoint.behave(path, { status: 500 });
+      const { delivery, replay, succeeded } = await registerAt(path);
+      await sendTracked(`in-flight-${randomBytes(4).toString('hex')}@example.org`);
+      const failedOnce = await waitForValue('a failed first attempt', async () => {
+        const d = await delivery();
+        return d?.attempts.length === 1 && d;
+      });
+
+      // The retry (after about 5 s) is held; the owner fixes the endpoint and replays while it is in flight.
+      endpoint.behave(path, { hang: true });
+      await waitForValue('the retry', () => endpoint.at(path).length === 2, 20_000);
+      await replay(failedOnce.id).expect(202);
+      // The retry started before the fix fails: without the replay its round would wait about 5 min now.
+      endpoint.release(path, 500);
+
+      const done = await succeeded();
+      expect(done.attempts.map((a) => [a.attempt, a.statusCode])).toEqual([
+        [1, 500],
+        [2, 500],
+        [3, 200],
+      ]);
+      expect(endpoint.at(path)).toHaveLength(3);
+      expect(endpoint.maxInFlight(path)).toBe(1);
     });
   });
 });

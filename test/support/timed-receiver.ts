@@ -31,8 +31,8 @@ export interface TimedReceiver {
   /** The most requests to `path` that were in progress at the same time. */
   maxInFlight(path: string): number;
   behave(path: string, behaviour: Behaviour): void;
-  /** Answers the requests to `path` left hanging, and from now on answers it at once. */
-  release(path: string): void;
+  /** Answers the requests to `path` left hanging with `status` (200), and from now on answers it at once with 200. */
+  release(path: string, status?: number): void;
   /** Drops the connections of unanswered requests, then stops listening. */
   close(): Promise<void>;
 }
@@ -42,7 +42,7 @@ export async function startTimedReceiver(): Promise<TimedReceiver> {
   const behaviours = new Map<string, Behaviour>();
   const inFlight = new Map<string, number>();
   const maxima = new Map<string, number>();
-  const hanging = new Map<string, (() => void)[]>();
+  const hanging = new Map<string, ((status: number) => void)[]>();
   const server = createServer((req, res) => {
     const path = req.url ?? '';
     const request: TimedRequest = { path, webhookId: String(req.headers['webhook-id'] ?? ''), arrivedAt: performance.now() };
@@ -61,7 +61,7 @@ export async function startTimedReceiver(): Promise<TimedReceiver> {
         if (!res.destroyed) res.writeHead(behaviour.status ?? 200, behaviour.headers ?? {}).end('ok');
       };
       if (behaviour.hang) {
-        hanging.set(path, [...(hanging.get(path) ?? []), () => !res.destroyed && res.writeHead(200).end('ok')]);
+        hanging.set(path, [...(hanging.get(path) ?? []), (status) => !res.destroyed && res.writeHead(status).end('ok')]);
         return;
       }
       if (behaviour.delayMs) setTimeout(answer, behaviour.delayMs);
@@ -76,9 +76,9 @@ export async function startTimedReceiver(): Promise<TimedReceiver> {
     at: (path) => requests.filter((r) => r.path === path),
     maxInFlight: (path) => maxima.get(path) ?? 0,
     behave: (path, behaviour) => behaviours.set(path, behaviour),
-    release: (path) => {
+    release: (path, status = 200) => {
       behaviours.delete(path);
-      for (const answer of hanging.get(path) ?? []) answer();
+      for (const answer of hanging.get(path) ?? []) answer(status);
       hanging.delete(path);
     },
     close: () => {

@@ -1,8 +1,9 @@
 import { InjectQueue } from '@nestjs/bull';
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { Job, Queue } from 'bull';
+import { AppConfigService } from '../../config/app-config.service';
 import { JobName, QueueName } from '../../queue/queue.constants';
-import { ListSendFailed } from './list-send-attempts';
+import { FanOutInterrupted, ListSendFailed } from './list-send-attempts';
 import type { FanOutListSendJob } from './list-send.queue';
 import { ListSendsService } from './list-sends.service';
 
@@ -11,7 +12,7 @@ const CONCURRENCY = 2;
 
 /**
  * The `list-sends` queue's worker (APP_ROLE worker or all). On shutdown a running fan-out stops after its
- * current page and fails this attempt, so that a retry (here after a restart, or on another worker) goes on. The
+ * current page and rejects without using up an attempt, so that a retry (here after a restart, or on another worker) goes on. The
  * run that fails a send for good sends its job to the failed set, with the reason, whatever attempts Bull has left.
  */
 @Injectable()
@@ -22,6 +23,7 @@ export class ListSendProcessor implements OnApplicationBootstrap, BeforeApplicat
   constructor(
     @InjectQueue(QueueName.ListSends) private readonly queue: Queue<FanOutListSendJob>,
     private readonly listSends: ListSendsService,
+    private readonly config: AppConfigService,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -36,6 +38,7 @@ export class ListSendProcessor implements OnApplicationBootstrap, BeforeApplicat
     } catch (err) {
       // Bull 4 marks the job at once (its typings say a promise).
       if (err instanceof ListSendFailed) void job.discard();
+      if (err instanceof FanOutInterrupted) notCounted(job, this.config.env.LIST_SEND_RETRY_FIRST_DELAY_MS);
       throw err;
     }
   }
@@ -43,4 +46,15 @@ export class ListSendProcessor implements OnApplicationBootstrap, BeforeApplicat
   beforeApplicationShutdown(): void {
     this.stopping = true;
   }
+}
+
+/**
+ * A run that shutdown interrupted uses up no attempt of its job, as the send gives back its count: Bull stores the
+ * count plus one and reads the backoff from the job it holds in memory. The retry waits the first delay, not Bull's
+ * exponential backoff after no run, which is none: a worker that takes jobs until its queue pauses would take it
+ * again at once, over and over; another worker, or this one after its restart, goes on with it.
+ */
+function notCounted(job: Job<FanOutListSendJob>, retryDelayMs: number): void {
+  job.attemptsMade -= 1;
+  job.opts.backoff = { type: 'fixed', delay: Math.max(1, retryDelayMs) };
 }

@@ -51,25 +51,20 @@ export class ListSendQueue {
     }
   }
 
-  /** Whether Redis holds a waiting, delayed or active job of the send (not one that completed or failed). */
-  async hasLiveJob(listSendId: string): Promise<boolean> {
-    const job = await this.queue.getJob(listSendId);
-    if (!job) return false;
-    const state = await job.getState();
-    return state !== 'failed' && state !== 'completed';
-  }
-
   /**
-   * Adds again the job of an unfinished send that has no live one (Redis lost it, or its attempts ran out before the
-   * send's), replacing a failed or completed one, with the attempts the send has left. True when a job was added.
+   * Adds again the job of an unfinished send, unless Redis holds a live one (waiting, delayed or active): `live`. A
+   * failed or completed job (Redis lost the live one, or its attempts ran out before the send's) is replaced by one
+   * with the attempts the send has left: `added`, or `not-added` when Redis did not take it in time. A send with no
+   * attempts left of LIST_SEND_MAX_ATTEMPTS gets none (a job would only fail it): `spent`.
    */
-  async requeue(listSendId: string, attemptsMade: number): Promise<boolean> {
+  async requeue(listSendId: string, attemptsMade: number): Promise<'live' | 'added' | 'not-added' | 'spent'> {
     const job = await this.queue.getJob(listSendId);
     if (job) {
       const state = await job.getState();
-      if (state !== 'failed' && state !== 'completed') return false;
-      await job.remove();
+      if (state !== 'failed' && state !== 'completed') return 'live';
     }
-    return this.add(listSendId, attemptsMade);
+    if (attemptsMade >= this.config.env.LIST_SEND_MAX_ATTEMPTS) return 'spent';
+    await job?.remove();
+    return (await this.add(listSendId, attemptsMade)) ? 'added' : 'not-added';
   }
 }

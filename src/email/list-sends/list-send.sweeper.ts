@@ -41,18 +41,18 @@ export class ListSendSweeper implements OnApplicationBootstrap, OnApplicationShu
   async sweep(): Promise<void> {
     const stalled = await this.listSends.stalled(new Date(Date.now() - this.config.env.EMAIL_SWEEP_AFTER_MS), PAGE);
     for (const send of stalled) {
-      if (await this.queue.hasLiveJob(send.id)) continue;
-      if (send.attempts < this.config.env.LIST_SEND_MAX_ATTEMPTS) {
-        if (await this.queue.requeue(send.id, send.attempts)) {
-          this.logger.log(`Re-queued list send ${send.id}, which had no live job (${send.attempts} attempt(s) made)`);
-        }
-        continue;
-      }
+      const requeued = await this.queue.requeue(send.id, send.attempts);
+      if (requeued === 'added') this.logger.log(`Re-queued list send ${send.id}, which had no live job (${send.attempts} attempt(s) made)`);
+      if (requeued !== 'spent') continue;
       // One send that cannot be ended now must not hold up the others: the next sweep tries again.
-      await this.listSends
-        .fail(send.id, gaveUpReason(send.attempts, send.lastError))
-        .then(() => this.logger.error(`List send ${send.id} used up its ${send.attempts} attempts without ending: failed`))
-        .catch((err: Error) => this.logger.warn(`Could not fail list send ${send.id}: ${err.message}`));
+      try {
+        // False: another run ended it meanwhile.
+        if (await this.listSends.fail(send.id, gaveUpReason(send.attempts, send.lastError))) {
+          this.logger.error(`List send ${send.id} used up its ${send.attempts} attempts without ending: failed`);
+        }
+      } catch (err) {
+        this.logger.warn(`Could not fail list send ${send.id}: ${(err as Error).message}`);
+      }
     }
   }
 }

@@ -146,7 +146,8 @@ export class ListSendsService {
     if (send.attempts >= max) {
       // Its runs used up the attempts without failing the send (their worker died, or could not write the end).
       const reason = gaveUpReason(send.attempts, send.lastError);
-      await this.fail(listSendId, reason);
+      // Not failed here: another run ended it meanwhile, and this one has nothing to do.
+      if (!(await this.fail(listSendId, reason))) return;
       throw new ListSendFailed(`List send ${listSendId} failed: ${reason}`);
     }
     const attempt = await this.countAttempt(listSendId);
@@ -175,16 +176,17 @@ export class ListSendsService {
 
   /**
    * Ends an unfinished send as `failed` with `error`: what was counted against the quotas and not made is given
-   * back, and the subscribers past its cursor are `refused`; the messages it made stay and are sent.
+   * back, and the subscribers past its cursor are `refused`; the messages it made stay and are sent. False when it
+   * had ended already (another run ended it first), and is left as it is.
    */
-  async fail(listSendId: string, error: string): Promise<void> {
+  async fail(listSendId: string, error: string): Promise<boolean> {
     for (let tries = 0; ; tries++) {
       const send = await this.sends.findOneBy({ id: listSendId });
-      if (!send || FINISHED_LIST_SEND_STATUSES.includes(send.status)) return;
+      if (!send || FINISHED_LIST_SEND_STATUSES.includes(send.status)) return false;
       const refused = await this.lists.countSendable(send.accountId, send.listId, send.cursor ?? '');
       try {
         await this.end(send, { status: 'failed', error, refused });
-        return;
+        return true;
       } catch (err) {
         // Another run moved it on since it was read (METERED_COVERS_QUEUED): again, from where it is now.
         if (checkViolation(err) !== METERED_COVERS_QUEUED || tries >= 2) throw err;

@@ -11,6 +11,8 @@ export interface ConfirmationStrings {
   confirmedTitle: string;
   confirmed: (form: string) => string;
   onTheWay: (n: number) => string;
+  /** Held submissions not sent yet by the answer, the quota not having refused them (yet). */
+  following: (n: number) => string;
   /** `until` is a UTC time (YYYY-MM-DD HH:MM), or null when the quota said none. */
   waitingForQuota: (n: number, until: string | null) => string;
   alreadyTitle: string;
@@ -32,6 +34,9 @@ export const CONFIRMATION_STRINGS: Record<FormLanguage, ConfirmationStrings> = {
     confirmedTitle: 'Form confirmed',
     confirmed: (form) => `Submissions to “${form}” will now be sent to you.`,
     onTheWay: (n) => (n === 1 ? '1 submission that was waiting is on the way.' : `${n} submissions that were waiting are on the way.`),
+    following: (n) =>
+      `${n === 1 ? '1 more waiting submission follows' : `${n} more waiting submissions follow`} shortly, as far as the ` +
+      'sender’s email allowance has room; what it has no room for is sent once it has.',
     waitingForQuota: (n, until) =>
       `${n === 1 ? '1 earlier submission waits' : `${n} earlier submissions wait`} for the sender’s email allowance: ` +
       `${n === 1 ? 'it' : 'they'} will be sent once it has room again${until ? ` (after ${until} UTC)` : ''}.`,
@@ -52,6 +57,9 @@ export const CONFIRMATION_STRINGS: Record<FormLanguage, ConfirmationStrings> = {
     confirmedTitle: 'Formular bestätigt',
     confirmed: (form) => `Einsendungen an „${form}“ werden Ihnen jetzt gesendet.`,
     onTheWay: (n) => (n === 1 ? '1 wartende Einsendung ist unterwegs.' : `${n} wartende Einsendungen sind unterwegs.`),
+    following: (n) =>
+      `${n === 1 ? '1 weitere wartende Einsendung folgt' : `${n} weitere wartende Einsendungen folgen`} in Kürze, soweit das ` +
+      'E-Mail-Kontingent des Absenders Platz hat; wofür es keinen Platz hat, wird gesendet, sobald es wieder Platz hat.',
     waitingForQuota: (n, until) =>
       `${n === 1 ? '1 frühere Einsendung wartet' : `${n} frühere Einsendungen warten`} auf das E-Mail-Kontingent des Absenders: ` +
       `${n === 1 ? 'sie wird' : 'sie werden'} gesendet, sobald es wieder Platz hat${until ? ` (nach ${until} UTC)` : ''}.`,
@@ -72,6 +80,9 @@ export const CONFIRMATION_STRINGS: Record<FormLanguage, ConfirmationStrings> = {
     confirmedTitle: 'Formulaire confirmé',
     confirmed: (form) => `Les envois de « ${form} » vous seront désormais transmis.`,
     onTheWay: (n) => (n === 1 ? '1 envoi en attente est en route.' : `${n} envois en attente sont en route.`),
+    following: (n) =>
+      `${n === 1 ? '1 autre envoi en attente suit' : `${n} autres envois en attente suivent`} sous peu, dans la limite du quota ` +
+      'd’e-mails de l’expéditeur ; ce qui le dépasse sera transmis dès qu’il aura de la place.',
     waitingForQuota: (n, until) =>
       `${n === 1 ? '1 envoi antérieur attend' : `${n} envois antérieurs attendent`} le quota d’e-mails de l’expéditeur : ` +
       `${n === 1 ? 'il sera transmis' : 'ils seront transmis'} dès qu’il aura de la place${until ? ` (après ${until} UTC)` : ''}.`,
@@ -90,6 +101,9 @@ export const CONFIRMATION_STRINGS: Record<FormLanguage, ConfirmationStrings> = {
     confirmedTitle: 'Formulario confirmado',
     confirmed: (form) => `Los envíos a «${form}» se le enviarán a partir de ahora.`,
     onTheWay: (n) => (n === 1 ? '1 envío que esperaba está en camino.' : `${n} envíos que esperaban están en camino.`),
+    following: (n) =>
+      `${n === 1 ? '1 envío más que esperaba sigue' : `${n} envíos más que esperaban siguen`} en breve, en la medida en que la ` +
+      'cuota de correos del remitente tenga espacio; lo que no quepa se enviará en cuanto lo tenga.',
     waitingForQuota: (n, until) =>
       `${n === 1 ? '1 envío anterior espera' : `${n} envíos anteriores esperan`} la cuota de correos del remitente: ` +
       `${n === 1 ? 'se enviará' : 'se enviarán'} en cuanto tenga espacio${until ? ` (después de las ${until} UTC)` : ''}.`,

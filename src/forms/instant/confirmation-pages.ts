@@ -1,7 +1,7 @@
 import { CONFIRMATION_STRINGS } from '../i18n/confirmation-strings';
 import type { FormLanguage } from '../i18n/language';
 import { buttonPage, simplePage } from '../submissions/pages';
-import type { ConfirmationView } from './confirmation-view';
+import { type ConfirmationView, pendingOf } from './confirmation-view';
 
 /**
  * The pages of an instant form's confirmation link: the link's own page (a button that posts; opening it changes
@@ -19,14 +19,13 @@ export function confirmationPage(view: ConfirmationView, language: FormLanguage)
     case 'already':
       return simplePage(s.alreadyTitle, [s.already(view.form.name)], language);
     case 'confirmed': {
-      const sending = view.held - view.waiting;
-      const until = view.waitingUntil ? view.waitingUntil.toISOString().slice(0, 16).replace('T', ' ') : null;
+      // What was sent says so; what was not is promised only as far as the quota allows.
+      const pending = pendingOf(view);
+      const until = view.quotaResetAt ? view.quotaResetAt.toISOString().slice(0, 16).replace('T', ' ') : null;
+      const rest = !pending ? [] : view.waitingForQuota ? [s.waitingForQuota(pending, until)] : [s.following(pending)];
       return simplePage(
         s.confirmedTitle,
-        [
-          sending ? `${s.confirmed(view.form.name)} ${s.onTheWay(sending)}` : s.confirmed(view.form.name),
-          ...(view.waiting ? [s.waitingForQuota(view.waiting, until)] : []),
-        ],
+        [view.sentNow ? `${s.confirmed(view.form.name)} ${s.onTheWay(view.sentNow)}` : s.confirmed(view.form.name), ...rest],
         language,
       );
     }

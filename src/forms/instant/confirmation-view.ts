@@ -8,13 +8,20 @@ export type ConfirmationView =
   | {
       state: 'confirmed';
       form: Form;
-      /** Held submissions this confirmation releases. */
+      /** Submissions held when this confirmation released them. */
       held: number;
-      /** Of those, how many wait for the account's email quota (sent by the sweep once it has room). */
-      waiting: number;
-      /** When that quota has room again. */
-      waitingUntil: Date | null;
+      /** Of those, how many were committed to go out before the answer (the first page; any whose mail failed not counted). */
+      sentNow: number;
+      /** The account's email quota refused some of the others: they wait for it (the sweep sends them once it has room). */
+      waitingForQuota: boolean;
+      /** When that quota has room again, if it said. */
+      quotaResetAt: Date | null;
     };
 
 /** What a confirmation (POST) answers. */
 export type ConfirmationOutcome = Exclude<ConfirmationView, { state: 'pending' }>;
+
+/** The held submissions a confirmation had not sent when it answered (a post may have been held after it counted). */
+export function pendingOf(view: Extract<ConfirmationView, { state: 'confirmed' }>): number {
+  return Math.max(view.held - view.sentNow, 0);
+}

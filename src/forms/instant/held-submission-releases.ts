@@ -13,12 +13,19 @@ import { FormsService } from '../forms.service';
 import { HeldArrivals } from '../submissions/held-arrivals';
 import { SubmissionMail } from '../submissions/submission-mail';
 import { SubmissionEmails, submissionMetering } from '../submissions/submission-record';
+import { ReleaseBackoff } from './release-backoff';
 import { fittingCount, quotaRefusal, roomLeft } from './release-quota';
+import { ReleaseSlots } from './release-slots';
 
 /** Held submissions released per commit, with their attachments. */
 export const RELEASE_PAGE_SIZE = 50;
 /** How often workers look for held submissions of confirmed forms (a release cut short by a crash, the quota, a race). */
 export const HELD_SUBMISSION_SWEEP_MS = 60_000;
+/**
+ * Release pages running at once in a process, whoever asked (a confirmation, a background release, the sweep): each
+ * holds a pooled connection for its transaction while its mail, quota and attachments take others.
+ */
+export const CONCURRENT_RELEASE_PAGES = 2;
 
 /** A held submission ready to go out with what its release commits. */
 type Release = SubmissionEmails & { statements: CompanionStatement[] };
@@ -36,12 +43,15 @@ export interface ReleaseOutcome {
  * that mark its submissions accepted. Whoever flipped the form to confirmed starts the release; it goes on page after
  * page until none is held. A crash, a quota without room or a post that raced the confirmation leaves submissions
  * held: workers sweep for them at start and every minute, and a post stored held tells this at once (HeldArrivals).
+ * At most CONCURRENT_RELEASE_PAGES pages run at once in a process; the others wait for a slot.
  */
 @Injectable()
 export class HeldSubmissionReleases implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(HeldSubmissionReleases.name);
   /** The releases running in this process, by form: one more round is asked for instead of a second release. */
   private readonly running = new Map<string, { again: boolean; done: Promise<void> }>();
+  private readonly slots = new ReleaseSlots(CONCURRENT_RELEASE_PAGES);
+  private readonly backoff = new ReleaseBackoff();
   private timer?: NodeJS.Timeout;
   private sweeping?: Promise<unknown>;
   private stopped = false;
@@ -72,7 +82,7 @@ export class HeldSubmissionReleases implements OnModuleInit, OnApplicationBootst
   }
 
   /** Releases the form's held submissions in the background, page after page (a confirmation's first page is its own). */
-  continue(formId: string): void {
+  releaseInBackground(formId: string): void {
     const run = this.running.get(formId);
     if (run) {
       run.again = true;
@@ -90,7 +100,7 @@ export class HeldSubmissionReleases implements OnModuleInit, OnApplicationBootst
     })().finally(() => {
       this.running.delete(formId);
       // Asked for after the last round looked.
-      if (entry.again && !this.stopped) this.continue(formId);
+      if (entry.again && !this.stopped) this.releaseInBackground(formId);
     });
   }
 
@@ -125,10 +135,11 @@ export class HeldSubmissionReleases implements OnModuleInit, OnApplicationBootst
 
   /**
    * Releases the form's held submissions page after page until none is left, the quota refuses or the process stops.
-   * A submission whose emails cannot be made is logged and skipped for the rest of the run.
+   * A submission whose emails cannot be made is logged and skipped for the rest of the run, and left out of later
+   * releases for a while (ReleaseBackoff).
    */
-  async releaseAll(formId: string, form?: Form): Promise<ReleaseOutcome> {
-    const confirmed = form ?? (await this.forms.findById(formId));
+  async releaseAll(formId: string): Promise<ReleaseOutcome> {
+    const confirmed = await this.forms.findById(formId);
     if (!confirmed?.confirmedAt) return { released: 0, refusal: null };
     const failed = new Set<string>();
     let released = 0;
@@ -145,21 +156,29 @@ export class HeldSubmissionReleases implements OnModuleInit, OnApplicationBootst
   /**
    * One page: claims the oldest held submissions not locked by another release, makes their emails and commits them
    * with the statements that mark them accepted, in one transaction. When the quota has no room for all, as many of
-   * the oldest as fit go; the others stay held.
+   * the oldest as fit go; the others stay held. Waits for one of the process's release slots.
    */
-  async releasePage(form: Form, failed: Set<string> = new Set()): Promise<ReleaseOutcome & { claimed: number }> {
+  releasePage(form: Form, failed: Set<string> = new Set()): Promise<ReleaseOutcome & { claimed: number }> {
+    return this.slots.run(() => this.releasePageNow(form, failed));
+  }
+
+  private async releasePageNow(form: Form, failed: Set<string>): Promise<ReleaseOutcome & { claimed: number }> {
     const made: Release[] = [];
     const quota: { reservation: QuotaReservation | null } = { reservation: null };
     let committed = 0;
     try {
       const { claimed, count, messages, refusal } = await this.dataSource.transaction(async (manager) => {
-        const rows = await this.claim(manager, form.id, failed);
+        const rows = await this.claim(manager, form.id, new Set([...failed, ...this.backoff.waiting(Date.now())]));
         for (const row of rows) {
           try {
             made.push(await this.submissionMail.release(form, row, 'held'));
+            this.backoff.succeeded(row.id);
           } catch (err) {
             failed.add(row.id);
-            this.logger.error(`Could not release held submission ${row.id} of form ${form.id}: ${(err as Error).message}`);
+            const first = this.backoff.failed(row.id, Date.now());
+            const line = `Could not release held submission ${row.id} of form ${form.id} (tried again later): ${(err as Error).message}`;
+            if (first) this.logger.error(line);
+            else this.logger.warn(line);
           }
         }
         const reserved = await this.reserve(form, made);
@@ -240,7 +259,7 @@ export class HeldSubmissionReleases implements OnModuleInit, OnApplicationBootst
       'SELECT confirmed_at IS NOT NULL AS confirmed FROM forms WHERE id = $1',
       [formId],
     );
-    if (row?.confirmed) this.continue(formId);
+    if (row?.confirmed) this.releaseInBackground(formId);
   }
 
   private schedule(delayMs: number): void {

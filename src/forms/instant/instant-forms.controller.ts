@@ -25,7 +25,6 @@ import { FormsService } from '../forms.service';
 import { SubmissionNotificationDto } from '../notifications/notification.dto';
 import { SubmissionNotifications } from '../notifications/submission-notifications';
 import { formLanguage } from '../i18n/language';
-import { wantsJson } from '../submissions/navigation';
 import { confirmationPage } from './confirmation-pages';
 import { CreateInstantFormBatchDto, CreateInstantFormDto, InstantFormConfirmationDto } from './instant-forms.dto';
 import { InstantFormsService } from './instant-forms.service';
@@ -101,7 +100,7 @@ export class InstantFormsController {
     const view = await this.instant.view(token);
     if (view.state === 'unknown') {
       // A person following the link gets a page; any other client the one error body (D-10).
-      if (req.accepts(['json', 'html']) !== 'html') throw AppException.notFound('Confirmation link');
+      if (!wantsPage(req)) throw AppException.notFound('Confirmation link');
       res.status(404);
     }
     return confirmationPage(view, formLanguage(undefined, req.get('accept-language')));
@@ -117,8 +116,8 @@ export class InstantFormsController {
     description:
       'Confirms the form and releases its held submissions, oldest first, in pages of 50 (the first before the answer, ' +
       'the rest at once after it). Exactly one confirmation releases them: a concurrent or later one is answered ' +
-      '`already_confirmed` and sends nothing. A browser’s form post gets an HTML page; a client asking for JSON ' +
-      '(Accept without text/html, fetch(), a JSON body) gets the body below.',
+      '`already_confirmed` and sends nothing. A browser’s form post (Accept preferring text/html) gets an HTML page; any ' +
+      'other client the body below.',
   })
   @ApiExtraModels(InstantFormConfirmationDto)
   @ApiOkResponse({
@@ -132,7 +131,7 @@ export class InstantFormsController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<string | InstantFormConfirmationDto> {
     const view = await this.instant.confirm(token);
-    if (wantsJson(req)) {
+    if (!wantsPage(req)) {
       if (view.state === 'unknown') throw AppException.notFound('Confirmation link');
       return InstantFormConfirmationDto.from(view);
     }
@@ -162,4 +161,9 @@ export class InstantFormsController {
     const submissions = page.submissions.map((s) => SubmissionDto.from(s, SubmissionNotificationDto.from(notifications.get(s.id)!)));
     return { submissions, total: page.total, nextCursor: page.nextCursor };
   }
+}
+
+/** A person's browser (Accept preferring text/html) gets pages; any other client JSON and the one error body. */
+function wantsPage(req: Request): boolean {
+  return req.accepts(['json', 'html']) === 'html';
 }

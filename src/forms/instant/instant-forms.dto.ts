@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import type { ConfirmationView } from './confirmation-view';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsEmail, IsString, Length, ValidateNested } from 'class-validator';
+import { type ConfirmationView, pendingOf } from './confirmation-view';
 
 /** D-14: at most this many forms per batch. */
 export const MAX_INSTANT_BATCH = 50;
@@ -43,18 +43,41 @@ export class InstantFormConfirmationDto {
   state: 'confirmed' | 'already_confirmed';
 
   @ApiProperty({
-    example: 3,
-    description: 'Held submissions this confirmation releases (sent in pages of 50, oldest first); 0 when already confirmed',
+    example: 120,
+    description:
+      'Submissions held when this request confirmed the form, all released oldest first in pages of 50; 0 when already confirmed',
   })
-  released: number;
+  held: number;
 
   @ApiProperty({
-    example: 0,
-    description: 'Of those, how many wait for room in the account’s email quota: they are sent on their own once it has room',
+    example: 50,
+    description:
+      'Of those, how many were committed for sending before this answer (the first page). One whose notification could not be made ' +
+      'is not counted: it stays held and is tried again later',
   })
-  waitingForQuota: number;
+  sentNow: number;
 
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: null, description: 'When that quota has room again' })
+  @ApiProperty({
+    example: 70,
+    description:
+      'The others (held − sentNow): sent in the background, page after page, as far as the account’s email quota has room; what it ' +
+      'has no room for waits, held, and goes out on its own once it has',
+  })
+  pending: number;
+
+  @ApiProperty({
+    example: false,
+    description: 'The account’s email quota already refused some of the held submissions: the pending ones wait for it (quotaResetAt)',
+  })
+  waitingForQuota: boolean;
+
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: null,
+    description: 'When waitingForQuota, when that quota has room again (if it said); else null',
+  })
   quotaResetAt: string | null;
 
   static from(view: Extract<ConfirmationView, { state: 'confirmed' | 'already' }>): InstantFormConfirmationDto {
@@ -63,9 +86,11 @@ export class InstantFormConfirmationDto {
       formId: view.form.id,
       name: view.form.name,
       state: confirmed ? 'confirmed' : 'already_confirmed',
-      released: confirmed ? view.held - view.waiting : 0,
-      waitingForQuota: confirmed ? view.waiting : 0,
-      quotaResetAt: confirmed ? (view.waitingUntil?.toISOString() ?? null) : null,
+      held: confirmed ? view.held : 0,
+      sentNow: confirmed ? view.sentNow : 0,
+      pending: confirmed ? pendingOf(view) : 0,
+      waitingForQuota: confirmed && view.waitingForQuota,
+      quotaResetAt: confirmed ? (view.quotaResetAt?.toISOString() ?? null) : null,
     };
   }
 }

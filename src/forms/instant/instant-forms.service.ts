@@ -73,29 +73,35 @@ export class InstantFormsService {
   /**
    * The link's button (POST): confirms the form. The update that flips it to confirmed decides who releases: a
    * concurrent or later confirmation is told it was confirmed already and releases nothing. The first page of held
-   * submissions goes out before the answer (the page can say what waits for the quota), the rest in the background.
+   * submissions goes out before the answer (the page can say what waits for the quota), the rest in the background:
+   * the answer tells what was sent, not what will be.
    */
   async confirm(token: string): Promise<ConfirmationOutcome> {
     const form = await this.forms.findByConfirmationToken(sha256Hex(token));
     if (!form) return { state: 'unknown' };
     if (!(await this.forms.confirm(form.id))) return { state: 'already', form };
     const held = await this.releases.heldCount(form.id);
-    if (!held) {
-      // A post that read the form unconfirmed may still commit held: HeldArrivals brings it to a release.
-      return { state: 'confirmed', form, held, waiting: 0, waitingUntil: null };
-    }
+    const confirmed: Extract<ConfirmationOutcome, { state: 'confirmed' }> = {
+      state: 'confirmed',
+      form,
+      held,
+      sentNow: 0,
+      waitingForQuota: false,
+      quotaResetAt: null,
+    };
+    // A post that read the form unconfirmed may still commit held: HeldArrivals brings it to a release.
+    if (!held) return confirmed;
     try {
       const first = await this.releases.releasePage(form);
-      if (first.refusal) {
-        const waiting = Math.max(held - first.released, 0);
-        return { state: 'confirmed', form, held, waiting, waitingUntil: resetOf(first.refusal) };
-      }
+      confirmed.sentNow = first.released;
+      // The sweep sends the rest once the quota has room.
+      if (first.refusal) return { ...confirmed, waitingForQuota: true, quotaResetAt: resetOf(first.refusal) };
     } catch (err) {
       // The confirmation stands; the background release (or the workers' sweep) tries again.
       this.logger.error(`Releasing the held submissions of instant form ${form.id} failed: ${(err as Error).message}`);
     }
-    this.releases.continue(form.id);
-    return { state: 'confirmed', form, held, waiting: 0, waitingUntil: null };
+    this.releases.releaseInBackground(form.id);
+    return confirmed;
   }
 
   private confirmationEmail(input: CreateInstantFormDto, token: string) {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { ExpiringMap } from '../../common/expiring-map';
+import { InvalidatedCache } from '../../common/invalidated-cache';
 import { AppConfigService } from '../../config/app-config.service';
 import { DomainChanges } from '../../domains/domain-changes';
 import { Domain } from '../../domains/domain.entity';
@@ -33,7 +33,7 @@ export function formSender(form: Pick<Form, 'domain'>, accountDomain: string | n
 
 @Injectable()
 export class FormSenders {
-  private readonly accountDomains = new ExpiringMap<string, string>(ACCOUNT_DOMAIN_CACHE_MS);
+  private readonly accountDomains = new InvalidatedCache<string, string | null>(ACCOUNT_DOMAIN_CACHE_MS);
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -41,7 +41,7 @@ export class FormSenders {
     changes: DomainChanges,
   ) {
     // A deleted domain sends no more notifications, on any instance.
-    changes.register((change) => (change ? this.accountDomains.delete(change.accountId) : this.accountDomains.clear()));
+    changes.invalidates(this.accountDomains);
   }
 
   async senderOf(form: Form, formName: string): Promise<FormSender> {
@@ -50,16 +50,16 @@ export class FormSenders {
   }
 
   /** The account's verified domain that was verified first (the same one every time), or null. */
-  private async accountDomain(accountId: string): Promise<string | null> {
-    const cached = this.accountDomains.get(accountId);
-    if (cached) return cached;
-    const domain = await this.dataSource.getRepository(Domain).findOne({
-      where: { accountId, status: 'verified' },
-      select: { name: true },
-      order: { verifiedAt: 'ASC', name: 'ASC' },
-    });
+  private accountDomain(accountId: string): Promise<string | null> {
+    const lookUp = async () => {
+      const domain = await this.dataSource.getRepository(Domain).findOne({
+        where: { accountId, status: 'verified' },
+        select: { name: true },
+        order: { verifiedAt: 'ASC', name: 'ASC' },
+      });
+      return domain?.name ?? null;
+    };
     // Only hits are kept: a domain verified a moment ago is used at once.
-    if (domain) this.accountDomains.set(accountId, domain.name);
-    return domain?.name ?? null;
+    return this.accountDomains.load(accountId, lookUp, (name) => name !== null);
   }
 }

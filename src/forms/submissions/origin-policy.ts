@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { ExpiringMap } from '../../common/expiring-map';
 import { hostMatchesDomain } from '../../common/domain-match';
+import { InvalidatedCache } from '../../common/invalidated-cache';
 import { DomainChanges } from '../../domains/domain-changes';
 import { DomainsService } from '../../domains/domains.service';
 import type { Form } from '../form.entity';
@@ -43,27 +43,20 @@ export function originListed(origin: RequestOrigin, allowed: readonly string[]):
  */
 @Injectable()
 export class OriginPolicy {
-  private readonly verified = new ExpiringMap<string, string[]>(VERIFIED_CACHE_MS);
+  private readonly verified = new InvalidatedCache<string, string[]>(VERIFIED_CACHE_MS);
 
   constructor(
     private readonly domains: DomainsService,
     changes: DomainChanges,
   ) {
     // A domain verified or deleted on any instance: its account's posts are judged by the new list from now on.
-    changes.register((change) => (change ? this.verified.delete(change.accountId) : this.verified.clear()));
+    changes.invalidates(this.verified);
   }
 
   async allows(form: Form, origin: RequestOrigin | null): Promise<boolean> {
     if (!origin) return false;
     if (originListed(origin, form.settings.allowedOrigins ?? [])) return true;
-    return hostMatchesDomain(origin.host, await this.verifiedNames(form.accountId));
-  }
-
-  private async verifiedNames(accountId: string): Promise<string[]> {
-    const cached = this.verified.get(accountId);
-    if (cached) return cached;
-    const names = await this.domains.verifiedNames(accountId);
-    this.verified.set(accountId, names);
-    return names;
+    const verified = await this.verified.load(form.accountId, () => this.domains.verifiedNames(form.accountId));
+    return hostMatchesDomain(origin.host, verified);
   }
 }

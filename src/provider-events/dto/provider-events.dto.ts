@@ -22,9 +22,11 @@ export class ProviderEventDto {
     example: 'msg_4fQ2xY7bN1kLp0sT9uVw3a',
     description:
       'Our message id (`msg_…`, as the send answered it), or else the RFC 5322 Message-ID of the ' +
-      'email, with or without its angle brackets. A Message-ID is a fallback: forwarded mail keeps its original’s, so it ' +
-      'applies only when exactly one message with it was sent to `recipient` (else the event is ignored). Required ' +
-      'unless `returnPath` is given.',
+      'email, with or without its angle brackets. A Message-ID is a fallback, and not exact: forwarded mail keeps its ' +
+      'original’s, so one Message-ID may name messages of several accounts. It applies only when exactly one message ' +
+      'with it, in any account, was sent to `recipient` (without `recipient`: exactly one message has it); else the ' +
+      'event is ignored and logged as a warning. Send `returnPath` or our `msg_…` id to name the message exactly. ' +
+      'Required unless `returnPath` is given.',
   })
   @ValidateIf((event: ProviderEventDto) => event.returnPath === undefined || event.messageId !== undefined)
   @IsString()

@@ -15,8 +15,9 @@ export class UnsubscribeDto {
   @ApiPropertyOptional({
     example: 'ada@example.org',
     description:
-      'Which address to unsubscribe, read only on a link naming no recipient (sent before links named theirs): required when its ' +
-      'message went to several addresses. The answer is the same whether or not the address was one of them.',
+      'Which address to unsubscribe, read only on a link naming no recipient (sent before links named theirs) of a message to ' +
+      'several addresses, where it is required: the address is not unsubscribed there but, if it was a recipient, emailed its own ' +
+      'link to confirm. The answer is the same whether or not the address was one of them.',
   })
   @IsOptional()
   @IsString()
@@ -31,7 +32,15 @@ export class UnsubscribeResponseDto {
 
   @ApiProperty({
     example: 'ada@example.org',
-    description: 'The address the link is for; for an address given in `email`, that address (unsubscribed if it was a recipient).',
+    description: 'The address unsubscribed (the one the link is for); for an address given in `email`, that address.',
   })
   email: string;
+
+  @ApiPropertyOptional({
+    example: true,
+    description:
+      'Present (true) for an address given in `email`: nothing was unsubscribed; if the address received the email, it was sent ' +
+      'its own link to confirm (once per message). The answer is the same whether or not it did.',
+  })
+  confirmationSent?: boolean;
 }

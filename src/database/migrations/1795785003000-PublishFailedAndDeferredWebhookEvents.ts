@@ -7,8 +7,7 @@ const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
  * delivery attempts Mailroom made so far (`attempts`), and `deferred` when the next one is due (`nextAttemptAt`, null
  * when unknown: a provider's deferral of a message sent already). The message row is moved by the statement that
  * writes the event, and an AFTER trigger sees the move. `detail` is the SMTP answer (or why the message failed).
- * `messages.next_attempt_at` comes with AddMessageNextAttemptAt, a later migration: PL/pgSQL resolves the column
- * when the function first runs, after every migration.
+ * It reads `messages.next_attempt_at`, so it runs after AddMessageNextAttemptAt, which adds the column.
  */
 const functionSql = (withAttempts: boolean) => `
 CREATE OR REPLACE FUNCTION webhook_outbox_message_event() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -50,8 +49,8 @@ const BEFORE = ['sent', 'delivered', 'bounced', 'opened', 'clicked', 'complained
  * Hand-written: a message that finally fails, or is deferred (a temporary failure, retried later), becomes a
  * `failed` or `deferred` webhook event like the other message events (WEBHOOK_EVENT_TYPES).
  */
-export class PublishFailedAndDeferredWebhookEvents1795784001000 implements MigrationInterface {
-  name = 'PublishFailedAndDeferredWebhookEvents1795784001000';
+export class PublishFailedAndDeferredWebhookEvents1795785003000 implements MigrationInterface {
+  name = 'PublishFailedAndDeferredWebhookEvents1795785003000';
 
   public async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(functionSql(true));
