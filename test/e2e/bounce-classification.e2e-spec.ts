@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import nodemailer, { type Transporter } from 'nodemailer';
 import { Webhook } from 'standardwebhooks';
+import { deliveryStatusReport } from '../support/delivery-status-report';
 import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount } from '../support/factories';
 import { freePort } from '../support/free-port';
@@ -211,38 +212,14 @@ describe('bounces: only a failure of the address suppresses it', () => {
       return { messageId, returnPath: outgoing.envelope.mailFrom, headerMessageId: outgoing.parsed!.messageId! };
     };
     const dsn = (returnPath: string, headerMessageId: string, recipient: string, status: string, diagnostic: string[]) =>
-      Buffer.from(
-        [
-          'From: Mail Delivery Subsystem <mailer-daemon@relay.example>',
-          `To: ${returnPath}`,
-          'Subject: Delivery Status Notification (Failure)',
-          'MIME-Version: 1.0',
-          'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
-          '',
-          '--b1',
-          'Content-Type: text/plain',
-          '',
-          "Your message wasn't delivered.",
-          '',
-          '--b1',
-          'Content-Type: message/delivery-status',
-          '',
-          'Reporting-MTA: dns; relay.example',
-          '',
-          `Final-Recipient: rfc822; ${recipient}`,
-          'Action: failed',
-          `Status: ${status}`,
-          `Diagnostic-Code: smtp; ${diagnostic.join('\r\n ')}`,
-          '',
-          '--b1',
-          'Content-Type: text/rfc822-headers',
-          '',
-          `Message-ID: ${headerMessageId}`,
-          '',
-          '--b1--',
-          '',
-        ].join('\r\n'),
-      );
+      deliveryStatusReport({
+        to: returnPath,
+        recipient,
+        status,
+        diagnostic,
+        originalHeaders: [`Message-ID: ${headerMessageId}`],
+        reportingDomain: 'relay.example',
+      });
 
     it('records a 5.7.0 content refusal (Gmail, an .exe in a zip) as a bounce without suppressing the owner', async () => {
       const to = `owner-${unique()}@example.org`;

@@ -5,6 +5,7 @@ import { AppConfigService } from '../../src/config/app-config.service';
 import { emails } from '../../src/metrics/metrics';
 import { SoftBounces } from '../../src/suppression/soft-bounces';
 import { BOUNCE_DOMAIN, BounceHarness, startBounceHarness } from '../support/bounce-harness';
+import { deliveryStatusReport } from '../support/delivery-status-report';
 import { bearer } from '../support/factories';
 import { startWebhookReceiver, WebhookReceiver } from '../support/webhook-receiver';
 import { waitFor } from '../support/wait-for';
@@ -233,27 +234,8 @@ describe('bounce events', () => {
 
     // A relay that sends no reports took it (Action: relayed): not the mailbox.
     const relayed = await sent(to);
-    const report = [
-      'From: Mail Delivery Subsystem <mailer-daemon@origin.test>',
-      `To: ${relayed.returnPath}`,
-      'Subject: Delivery Status Notification (Relayed)',
-      `Message-ID: <dsn-${unique()}@origin.test>`,
-      'MIME-Version: 1.0',
-      'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
-      '',
-      '--b1',
-      'Content-Type: message/delivery-status',
-      '',
-      'Reporting-MTA: dns; origin.test',
-      '',
-      `Final-Recipient: rfc822; ${to}`,
-      'Action: relayed',
-      'Status: 2.0.0',
-      '',
-      '--b1--',
-      '',
-    ].join('\r\n');
-    await client.sendMail({ envelope: { from: 'sender@origin.test', to: [relayed.returnPath] }, raw: Buffer.from(report) });
+    const report = deliveryStatusReport({ to: relayed.returnPath, recipient: to, action: 'relayed', status: '2.0.0' });
+    await client.sendMail({ envelope: { from: 'sender@origin.test', to: [relayed.returnPath] }, raw: report });
     await waitFor(
       'the relayed report recorded',
       () => eventsOf(relayed.messageId, 'delivered'),
@@ -268,39 +250,13 @@ describe('bounce events', () => {
 
   it('records a bounce report once when the forward beside it failed and the sender sent it again', async () => {
     const { messageId, to, returnPath, headerMessageId } = await sent();
-    const dsn = Buffer.from(
-      [
-        'From: Mail Delivery Subsystem <mailer-daemon@origin.test>',
-        `To: ${returnPath}`,
-        'Subject: Delivery Status Notification (Failure)',
-        `Message-ID: <dsn-${unique()}@origin.test>`,
-        'MIME-Version: 1.0',
-        'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
-        '',
-        '--b1',
-        'Content-Type: text/plain',
-        '',
-        "Your message wasn't delivered.",
-        '',
-        '--b1',
-        'Content-Type: message/delivery-status',
-        '',
-        'Reporting-MTA: dns; origin.test',
-        '',
-        `Final-Recipient: rfc822; ${to}`,
-        'Action: failed',
-        'Status: 5.1.1',
-        `Diagnostic-Code: smtp; 550 5.1.1 <${to}>: no such user`,
-        '',
-        '--b1',
-        'Content-Type: text/rfc822-headers',
-        '',
-        `Message-ID: ${headerMessageId}`,
-        '',
-        '--b1--',
-        '',
-      ].join('\r\n'),
-    );
+    const dsn = deliveryStatusReport({
+      to: returnPath,
+      recipient: to,
+      status: '5.1.1',
+      diagnostic: `550 5.1.1 <${to}>: no such user`,
+      originalHeaders: [`Message-ID: ${headerMessageId}`],
+    });
     // One transaction to the return path and to a forwarding alias: the forward's commit fails once (451).
     const envelope = { from: 'sender@origin.test', to: [returnPath, `keep@${BOUNCE_DOMAIN}`] };
     await failInserts('inbound_messages');
@@ -336,33 +292,8 @@ describe('bounce events', () => {
 
   /** A delivery status notification to the message's return path: `to` failed with this Status. */
   const reportFailure = async (message: { messageId: string; to: string; returnPath: string }, status: string, diagnostic?: string) => {
-    const dsn = [
-      'From: Mail Delivery Subsystem <mailer-daemon@origin.test>',
-      `To: ${message.returnPath}`,
-      'Subject: Delivery Status Notification (Failure)',
-      `Message-ID: <dsn-${unique()}@origin.test>`,
-      'MIME-Version: 1.0',
-      'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
-      '',
-      '--b1',
-      'Content-Type: text/plain',
-      '',
-      "Your message wasn't delivered.",
-      '',
-      '--b1',
-      'Content-Type: message/delivery-status',
-      '',
-      'Reporting-MTA: dns; origin.test',
-      '',
-      `Final-Recipient: rfc822; ${message.to}`,
-      'Action: failed',
-      `Status: ${status}`,
-      ...(diagnostic ? [`Diagnostic-Code: smtp; ${diagnostic}`] : []),
-      '',
-      '--b1--',
-      '',
-    ].join('\r\n');
-    await client.sendMail({ envelope: { from: 'sender@origin.test', to: [message.returnPath] }, raw: Buffer.from(dsn) });
+    const dsn = deliveryStatusReport({ to: message.returnPath, recipient: message.to, status, diagnostic });
+    await client.sendMail({ envelope: { from: 'sender@origin.test', to: [message.returnPath] }, raw: dsn });
     await waitFor(
       `the bounce of ${message.messageId} recorded`,
       () => eventsOf(message.messageId, 'bounced'),

@@ -189,7 +189,7 @@ describe('forms API and instant forms', () => {
         .send({ message: next })
         .expect(200);
       await sink.waitFor(mailTo(owner, next));
-      expect((await t.http.post(link).expect(200)).text).toContain('Already confirmed');
+      expect((await t.http.post(link).set('Accept', 'text/html').expect(200)).text).toContain('Already confirmed');
       expect((await t.http.get(link).expect(200)).text).toContain('Already confirmed');
       expect(sink.messages.filter(mailTo(owner, marker))).toHaveLength(1);
       expect((await t.http.get('/instant/forms/confirm/not-a-token').set('Accept', 'text/html').expect(404)).text).toContain('not known');

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nodemailer, { type Transporter } from 'nodemailer';
 import { DataSource } from 'typeorm';
+import { deliveryStatusReport } from '../support/delivery-status-report';
 import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount } from '../support/factories';
 import { freePort } from '../support/free-port';
@@ -269,39 +270,15 @@ describe('Forwarding: the inbound SMTP server (D-31)', () => {
     await waitFor('the message sent', statusOf, (body) => body.status === 'sent');
 
     const dsn = (recipient: string, action: string, status: string, diagnostic: string) =>
-      Buffer.from(
-        [
-          'From: MAILER-DAEMON@remote.test',
-          `To: ${returnPath}`,
-          'Subject: Undelivered Mail Returned to Sender',
-          'MIME-Version: 1.0',
-          'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
-          '',
-          '--b1',
-          'Content-Type: text/plain',
-          '',
-          'Your message could not be delivered.',
-          '',
-          '--b1',
-          'Content-Type: message/delivery-status',
-          '',
-          'Reporting-MTA: dns; mx.remote.test',
-          '',
-          `Final-Recipient: rfc822; ${recipient}`,
-          `Action: ${action}`,
-          `Status: ${status}`,
-          `Diagnostic-Code: smtp; ${diagnostic}`,
-          '',
-          '--b1',
-          'Content-Type: text/rfc822-headers',
-          '',
-          `Message-ID: ${outgoing.parsed?.messageId}`,
-          `Subject: ${s}`,
-          '',
-          '--b1--',
-          '',
-        ].join('\r\n'),
-      );
+      deliveryStatusReport({
+        to: returnPath,
+        recipient,
+        action,
+        status,
+        diagnostic,
+        originalHeaders: [`Message-ID: ${outgoing.parsed?.messageId}`, `Subject: ${s}`],
+        reportingDomain: 'remote.test',
+      });
 
     await client.sendMail({
       envelope: { from: '', to: [returnPath] },

@@ -110,7 +110,7 @@ describe('operator mail metering', () => {
       expect(limitHeaders(batch)).toEqual({ limit: '30', remaining: '28', scope: 'endpoint' });
       const read = await t.http.get(`/instant/forms/${single.body.id}/submissions`).set(bearer(who.adminKey)).expect(200);
       expect(limitHeaders(read)).toEqual({ limit: '30', remaining: '27', scope: 'endpoint' });
-      // The link's GET comes from the recipient's mail client: only its IP's limits hold it.
+      // The page's POST comes from the recipient's browser: only its IP's limits hold it.
       const confirmed = await t.http.post(linkIn(await sink.waitFor(to(owner)))).expect(200);
       expect(confirmed.headers['x-ratelimit-scope']).toBe('ip');
       expect(confirmed.headers['x-ratelimit-limit']).toBe('60');
@@ -173,7 +173,7 @@ describe('operator mail metering', () => {
       // Each submission counted when it arrived; nothing was emailed yet.
       expect([await emailsUsed(who), await submissionsUsed(who)]).toEqual([1, 2]);
 
-      const page = await t.http.post(link).expect(200);
+      const page = await t.http.post(link).set('Accept', 'text/html').expect(200);
       expect(page.text).toContain('Form confirmed');
       expect(page.text).toContain('1 submission that was waiting is on the way.');
       expect(page.text).toMatch(
@@ -185,7 +185,7 @@ describe('operator mail metering', () => {
       expect(listed.body.submissions.map((s: { status: string }) => s.status).sort()).toEqual(['accepted', 'held']);
 
       // Another click releases nothing; once the quota has room, the workers' sweep (every minute) sends the rest.
-      const again = await t.http.post(link).expect(200);
+      const again = await t.http.post(link).set('Accept', 'text/html').expect(200);
       expect(again.text).toContain('Already confirmed');
       await settle();
       expect(sink.messages.filter(to(owner, markers[1]))).toEqual([]);
