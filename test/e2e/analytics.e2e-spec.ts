@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { periodWindow } from '../../src/analytics/analytics-window';
 import { CreateAnalyticsRollups1795443464511 } from '../../src/database/migrations/1795443464511-CreateAnalyticsRollups';
@@ -8,6 +7,7 @@ import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount, createKey } from '../support/factories';
 import { ReceivedMail, SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
+import { postProviderEvents, providerSigner } from '../support/provider-events';
 
 interface StatusEvent {
   type: string;
@@ -32,7 +32,7 @@ describe('analytics', () => {
   const marker = randomBytes(4).toString('hex');
   const otherMarker = randomBytes(4).toString('hex');
   const site = 'https://www.acme-analytics.test';
-  const provider = new Webhook(Buffer.from(SECRET, 'utf8'), { format: 'raw' });
+  const provider = providerSigner(SECRET);
   const address = (name: string, mark = marker) => `${name}.${mark}@example.org`;
   /** Every message of Acme, form notifications included: their events are the expected numbers. */
   const acmeMessages: string[] = [];
@@ -104,20 +104,7 @@ describe('analytics', () => {
     return pathOf(/^List-Unsubscribe: <([^>]+)>/im.exec(head)![1]);
   };
 
-  const providerEvents = (events: unknown[]) => {
-    const payload = JSON.stringify(events);
-    const id = `evt_${randomBytes(6).toString('hex')}`;
-    const at = new Date();
-    return t.http
-      .post('/provider/events')
-      .set({
-        'Content-Type': 'application/json',
-        'webhook-id': id,
-        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-        'webhook-signature': provider.sign(id, at, payload),
-      })
-      .send(payload);
-  };
+  const providerEvents = (events: unknown[]) => postProviderEvents(t.http, provider, events);
 
   /** The window a named period has now; either side of an hour boundary the request may have crossed. */
   const windowsOf = (period: 'last_24_hours' | 'last_7_days' | 'last_30_days' | 'last_90_days', before: Date) =>

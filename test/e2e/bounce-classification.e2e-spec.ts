@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import nodemailer, { type Transporter } from 'nodemailer';
-import { Webhook } from 'standardwebhooks';
 import { deliveryStatusReport } from '../support/delivery-status-report';
 import { createVerifiedDomain } from '../support/email-fixtures';
 import { bearer, createAccount } from '../support/factories';
@@ -9,6 +8,7 @@ import { freePort } from '../support/free-port';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait-for';
+import { postProviderEvents, providerSigner } from '../support/provider-events';
 
 interface Status {
   status: string;
@@ -30,7 +30,7 @@ describe('bounces: only a failure of the address suppresses it', () => {
   let client: Transporter;
   const domain = 'bounces.acme.test';
   const unique = () => randomBytes(4).toString('hex');
-  const provider = new Webhook(Buffer.from(SECRET, 'utf8'), { format: 'raw' });
+  const provider = providerSigner(SECRET);
 
   beforeAll(async () => {
     sink = await startSmtpSink();
@@ -256,20 +256,7 @@ describe('bounces: only a failure of the address suppresses it', () => {
   });
 
   describe('provider events', () => {
-    const post = (body: unknown) => {
-      const payload = JSON.stringify(body);
-      const id = `evt_${unique()}`;
-      const at = new Date();
-      return t.http
-        .post('/provider/events')
-        .set({
-          'Content-Type': 'application/json',
-          'webhook-id': id,
-          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-          'webhook-signature': provider.sign(id, at, payload),
-        })
-        .send(payload);
-    };
+    const post = (body: unknown) => postProviderEvents(t.http, provider, body);
 
     it('does not suppress on a bounce whose reason is a policy refusal, and does on one without any code', async () => {
       const refused = `owner-${unique()}@example.org`;

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import nodemailer, { type Transporter } from 'nodemailer';
-import { Webhook } from 'standardwebhooks';
 import { AppConfigService } from '../../src/config/app-config.service';
 import { emails } from '../../src/metrics/metrics';
 import { SoftBounces } from '../../src/suppression/soft-bounces';
@@ -9,6 +8,7 @@ import { deliveryStatusReport } from '../support/delivery-status-report';
 import { bearer } from '../support/factories';
 import { startWebhookReceiver, WebhookReceiver } from '../support/webhook-receiver';
 import { waitFor } from '../support/wait-for';
+import { postProviderEvents, providerSigner } from '../support/provider-events';
 
 interface Status {
   status: string;
@@ -29,7 +29,7 @@ describe('bounce events', () => {
   let receiver: WebhookReceiver<HookBody>;
   let client: Transporter;
   const unique = () => randomBytes(4).toString('hex');
-  const provider = new Webhook(Buffer.from(SECRET, 'utf8'), { format: 'raw' });
+  const provider = providerSigner(SECRET);
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver<HookBody>();
@@ -84,19 +84,7 @@ describe('bounce events', () => {
     return { messageId, to, returnPath: outgoing.envelope.mailFrom, headerMessageId: outgoing.parsed!.messageId! };
   };
 
-  const post = (body: unknown, id = `evt_${unique()}`) => {
-    const payload = JSON.stringify(body);
-    const at = new Date();
-    return h.t.http
-      .post('/provider/events')
-      .set({
-        'Content-Type': 'application/json',
-        'webhook-id': id,
-        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-        'webhook-signature': provider.sign(id, at, payload),
-      })
-      .send(payload);
-  };
+  const post = (body: unknown, id = `evt_${unique()}`) => postProviderEvents(h.t.http, provider, body, id);
 
   /** INSERTs into `table` fail (a trigger in this test's own database) until `allowInserts`. */
   const failInserts = async (table: string) => {

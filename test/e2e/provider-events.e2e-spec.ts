@@ -8,6 +8,7 @@ import { bearer, createAccount } from '../support/factories';
 import { SmtpSink, startSmtpSink } from '../support/smtp-sink';
 import { createTestApp, TestApp } from '../support/test-app';
 import { TEST_REDIS_URL } from '../support/test-env';
+import { postProviderEvents, providerSigner } from '../support/provider-events';
 
 interface Status {
   status: string;
@@ -24,7 +25,7 @@ describe('provider events', () => {
   let adminKey: string;
   const domain = 'provider.acme.test';
   const unique = () => randomBytes(4).toString('hex');
-  const provider = new Webhook(Buffer.from(SECRET, 'utf8'), { format: 'raw' });
+  const provider = providerSigner(SECRET);
 
   beforeAll(async () => {
     sink = await startSmtpSink();
@@ -399,7 +400,7 @@ describe('provider events', () => {
 // so as many concurrent calls as the pool has connections still finish (a second connection each would wait for ever).
 describe('provider events with a pool of two connections', () => {
   let t: TestApp;
-  const provider = new Webhook(Buffer.from(SECRET, 'utf8'), { format: 'raw' });
+  const provider = providerSigner(SECRET);
 
   beforeAll(async () => {
     t = await createTestApp({ env: { PROVIDER_WEBHOOK_SECRET: SECRET, DATABASE_POOL_SIZE: '2' } });
@@ -410,20 +411,9 @@ describe('provider events with a pool of two connections', () => {
   });
 
   it('applies more concurrent calls than the pool has connections', async () => {
-    const calls = Array.from({ length: 4 }, (_, i) => {
-      const id = `evt_pool_${i}_${randomBytes(4).toString('hex')}`;
-      const at = new Date();
-      const payload = JSON.stringify({ messageId: `msg_unknownPool${i}`, type: 'opened' });
-      return t.http
-        .post('/provider/events')
-        .set({
-          'Content-Type': 'application/json',
-          'webhook-id': id,
-          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-          'webhook-signature': provider.sign(id, at, payload),
-        })
-        .send(payload);
-    });
+    const calls = Array.from({ length: 4 }, (_, i) =>
+      postProviderEvents(t.http, provider, { messageId: `msg_unknownPool${i}`, type: 'opened' }),
+    );
     for (const res of await Promise.all(calls)) expect(res.body).toEqual({ received: 1, applied: 0, ignored: 1 });
   });
 });
